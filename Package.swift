@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "NetActivity",
+    products: [
+        .executable(name: "netactivityd", targets: ["netactivityd"]),
+        .library(name: "DBus", targets: ["DBus"]),
+        .library(name: "NetActivityModel", targets: ["NetActivityModel"]),
+    ],
+    targets: [
+        // libdbus, reached through pkg-config; nothing else lives here.
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        // A Swift layer over libdbus that knows nothing of network activity.
+        .target(name: "DBus", dependencies: ["CDBus"]),
+        // Counter, activities, throttle and debounce: pure Swift, driven by an injected clock.
+        .target(name: "NetActivityModel"),
+        // Binds the model to the bus as io.github.netactivity.NetActivity1.
+        .target(name: "NetActivityService", dependencies: ["DBus", "NetActivityModel"]),
+        .executableTarget(name: "netactivityd", dependencies: ["NetActivityService"]),
+        // Private dbus-daemon instances and process helpers for the test suites.
+        .target(name: "BusTestSupport", dependencies: ["DBus"], path: "Tests/BusTestSupport"),
+
+        .testTarget(name: "NetActivityModelTests", dependencies: ["NetActivityModel"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "BusTestSupport"]),
+        .testTarget(
+            name: "NetActivityServiceTests",
+            dependencies: ["NetActivityService", "DBus", "BusTestSupport", "netactivityd"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

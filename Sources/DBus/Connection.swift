@@ -1,0 +1,191 @@
+internal import CDBus
+
+/// Which bus to connect to.
+public enum BusAddress: Sendable, Equatable, CustomStringConvertible {
+    /// The user's session bus (`DBUS_SESSION_BUS_ADDRESS`).
+    case session
+    /// The system bus.
+    case system
+    /// A bus at an explicit address such as `unix:path=/run/user/1000/bus`.
+    case address(String)
+
+    public var description: String {
+        switch self {
+        case .session: "the session bus"
+        case .system: "the system bus"
+        case .address(let address): "the bus at \(address)"
+        }
+    }
+}
+
+/// A private connection to a message bus.
+///
+/// Owns its libdbus connection: closes and releases it on deinit. libdbus is initialised for
+/// threads, so sending from any thread is safe; message handling (filters, the event loop)
+/// happens on the thread that dispatches, normally the one running the `EventLoop` the
+/// connection is attached to.
+public final class Connection: @unchecked Sendable {
+    let raw: OpaquePointer
+
+    /// This connection's unique name on the bus, e.g. `:1.42`.
+    public let uniqueName: BusName
+
+    private var filters: [(id: Int, handler: (Message) -> Bool)] = []
+    private var nextFilterID = 0
+    private var filterInstalled = false
+
+    /// Connects to `bus` and registers with it (Hello).
+    ///
+    /// - Throws: `BusError` naming why the bus could not be reached.
+    public init(_ bus: BusAddress) throws(BusError) {
+        dbus_threads_init_default()
+        let raw: OpaquePointer?
+        switch bus {
+        case .session:
+            raw = try withDBusError { dbus_bus_get_private(DBUS_BUS_SESSION, $0) }
+        case .system:
+            raw = try withDBusError { dbus_bus_get_private(DBUS_BUS_SYSTEM, $0) }
+        case .address(let address):
+            guard !address.utf8.contains(0) else { throw BusError(.badAddress, "bus address contains NUL") }
+            let opened = try withDBusError { dbus_connection_open_private(address, $0) }
+            if let opened {
+                do {
+                    _ = try withDBusError { dbus_bus_register(opened, $0) }
+                } catch {
+                    dbus_connection_close(opened)
+                    dbus_connection_unref(opened)
+                    throw error
+                }
+            }
+            raw = opened
+        }
+        guard let raw else { throw BusError(.noServer, "could not connect to \(bus)") }
+        // The default for bus connections is _exit(1) when the bus goes away; callers decide.
+        dbus_connection_set_exit_on_disconnect(raw, 0)
+        guard let name = dbus_bus_get_unique_name(raw) else {
+            dbus_connection_close(raw)
+            dbus_connection_unref(raw)
+            throw BusError(.failed, "the bus gave no unique name")
+        }
+        self.raw = raw
+        self.uniqueName = BusName(unchecked: String(cString: name))
+    }
+
+    deinit {
+        if filterInstalled {
+            dbus_connection_remove_filter(raw, connectionFilter, Unmanaged.passUnretained(self).toOpaque())
+        }
+        dbus_connection_close(raw)
+        dbus_connection_unref(raw)
+    }
+
+    /// Whether the connection is still open.
+    public var isConnected: Bool { dbus_connection_get_is_connected(raw) != 0 }
+
+    // MARK: - Sending
+
+    /// Queues `message` for sending and returns its serial. Never blocks.
+    ///
+    /// - Throws: `NoMemory` if libdbus could not queue it; `Disconnected` if the connection is closed.
+    @discardableResult
+    public func send(_ message: Message) throws(BusError) -> UInt32 {
+        guard isConnected else { throw BusError(.disconnected, "not connected to the bus") }
+        var serial: UInt32 = 0
+        guard dbus_connection_send(raw, message.raw, &serial) != 0 else { throw BusError.outOfMemory }
+        return serial
+    }
+
+    /// Sends a method call and waits for its reply, blocking the calling thread.
+    ///
+    /// Other messages that arrive meanwhile stay queued for dispatch. Do not call this from a
+    /// thread whose event loop must stay responsive.
+    ///
+    /// - Throws: the error reply as a `BusError`, or `NoReply` when `timeout` passes.
+    public func call(_ message: Message, timeout: Duration = .seconds(25)) throws(BusError) -> Message {
+        let milliseconds = Int32(clamping: timeout.milliseconds)
+        let reply = try withDBusError {
+            dbus_connection_send_with_reply_and_block(raw, message.raw, milliseconds, $0)
+        }
+        guard let reply else { throw BusError(.noReply, "no reply") }
+        return Message(consuming: reply)
+    }
+
+    /// Writes out everything queued, blocking until it is written.
+    public func flush() {
+        dbus_connection_flush(raw)
+    }
+
+    // MARK: - Receiving without an event loop
+
+    /// Waits up to `timeout` for the next incoming message and returns it (nil on timeout or
+    /// disconnection). Messages returned here bypass filters. For simple clients and tests
+    /// that have no `EventLoop`.
+    public func readMessage(timeout: Duration) -> Message? {
+        let deadline = monotonicNanoseconds() &+ UInt64(clamping: timeout.nanoseconds)
+        while true {
+            if let raw = dbus_connection_pop_message(raw) { return Message(consuming: raw) }
+            let now = monotonicNanoseconds()
+            guard now < deadline else { return nil }
+            let left = deadline - now
+            let milliseconds = Int32(clamping: (left + 999_999) / 1_000_000)
+            guard dbus_connection_read_write(raw, milliseconds) != 0 else {
+                return dbus_connection_pop_message(raw).map { Message(consuming: $0) }
+            }
+        }
+    }
+
+    // MARK: - Filters
+
+    /// Adds a handler that sees every incoming message, in the order added, on the dispatching
+    /// thread. It returns true when it has handled the message and no later handler should see it.
+    /// A method call nobody handles gets libdbus's `UnknownMethod` reply.
+    @discardableResult
+    public func addFilter(_ handler: @escaping (Message) -> Bool) -> Int {
+        if !filterInstalled {
+            filterInstalled = dbus_connection_add_filter(
+                raw, connectionFilter, Unmanaged.passUnretained(self).toOpaque(), nil) != 0
+        }
+        nextFilterID += 1
+        filters.append((nextFilterID, handler))
+        return nextFilterID
+    }
+
+    /// Removes a handler added with `addFilter`.
+    public func removeFilter(_ id: Int) {
+        filters.removeAll { $0.id == id }
+    }
+
+    fileprivate func runFilters(_ message: Message) -> Bool {
+        for filter in filters where filter.handler(message) { return true }
+        return false
+    }
+}
+
+/// The one C filter every `Connection` installs; it forwards to the connection's handlers.
+private let connectionFilter: DBusHandleMessageFunction = { _, message, data in
+    guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+    let connection = Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue()
+    let handled = connection.runFilters(Message(borrowing: message))
+    return handled ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+}
+
+extension ErrorName {
+    public static let badAddress = ErrorName(unchecked: "org.freedesktop.DBus.Error.BadAddress")
+}
+
+extension Duration {
+    /// Whole nanoseconds, saturating.
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return scaled.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
+
+    /// Whole milliseconds, rounded up, for libdbus's millisecond timeouts.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let partial = (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return seconds &* 1000 &+ partial
+    }
+}

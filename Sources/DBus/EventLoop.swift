@@ -1,0 +1,299 @@
+internal import CDBus
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A single-threaded poll(2) loop that drives libdbus connections, timers, work posted from
+/// other threads, and POSIX signals.
+///
+/// Everything but `post(_:)` and `stop()` must be called on the thread that runs the loop (or
+/// before it runs). When nothing is due the loop sleeps in poll(2) with no timeout: an idle
+/// loop never wakes up.
+public final class EventLoop: @unchecked Sendable {
+    /// A timer's handle, for `cancel(_:)`.
+    public struct TimerID: Hashable, Sendable {
+        fileprivate let value: Int
+    }
+
+    private struct Timer {
+        var deadline: UInt64
+        var action: () -> Void
+    }
+
+    private final class Timeout {
+        let raw: OpaquePointer
+        var deadline: UInt64
+        init(raw: OpaquePointer, deadline: UInt64) {
+            self.raw = raw
+            self.deadline = deadline
+        }
+    }
+
+    private var connections: [Connection] = []
+    private var watches: [OpaquePointer] = []
+    private var timeouts: [Timeout] = []
+    private var timers: [Int: Timer] = [:]
+    private var nextTimerID = 0
+    private var signalActions: [Int32: () -> Void] = [:]
+
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let posted = Mutex<[@Sendable () -> Void]>([])
+    private let stopRequested = Atomic<Bool>(false)
+    private let loopThread = Mutex<pthread_t?>(nil)
+
+    /// Creates a loop; nothing runs until `run()`.
+    ///
+    /// - Throws: `Failed` if the wake-up pipe cannot be created.
+    public init() throws(BusError) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw BusError(.failed, "cannot create a pipe: errno \(errno)") }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+    }
+
+    deinit {
+        for connection in connections { detach(connection) }
+        for (signo, _) in signalActions { signal(signo, SIG_DFL) }
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    // MARK: - Connections
+
+    /// Lets the loop read, write and dispatch `connection`. The loop keeps it alive until
+    /// `detach(_:)`.
+    public func attach(_ connection: Connection) {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        connections.append(connection)
+        dbus_connection_set_watch_functions(connection.raw, addWatch, removeWatch, toggleWatch, me, nil)
+        dbus_connection_set_timeout_functions(connection.raw, addTimeout, removeTimeout, toggleTimeout, me, nil)
+        dbus_connection_set_wakeup_main_function(connection.raw, wakeUpMain, me, nil)
+        dbus_connection_set_dispatch_status_function(connection.raw, dispatchStatusChanged, me, nil)
+    }
+
+    /// Stops driving `connection`.
+    public func detach(_ connection: Connection) {
+        dbus_connection_set_watch_functions(connection.raw, nil, nil, nil, nil, nil)
+        dbus_connection_set_timeout_functions(connection.raw, nil, nil, nil, nil, nil)
+        dbus_connection_set_wakeup_main_function(connection.raw, nil, nil, nil)
+        dbus_connection_set_dispatch_status_function(connection.raw, nil, nil, nil)
+        connections.removeAll { $0 === connection }
+    }
+
+    fileprivate func watchAdded(_ watch: OpaquePointer) { watches.append(watch) }
+    fileprivate func watchRemoved(_ watch: OpaquePointer) { watches.removeAll { $0 == watch } }
+    fileprivate func timeoutAdded(_ timeout: OpaquePointer) {
+        timeouts.append(Timeout(raw: timeout, deadline: Self.deadline(of: timeout)))
+    }
+    fileprivate func timeoutRemoved(_ timeout: OpaquePointer) { timeouts.removeAll { $0.raw == timeout } }
+    fileprivate func timeoutToggled(_ timeout: OpaquePointer) {
+        for entry in timeouts where entry.raw == timeout { entry.deadline = Self.deadline(of: timeout) }
+    }
+
+    private static func deadline(of timeout: OpaquePointer) -> UInt64 {
+        monotonicNanoseconds() &+ UInt64(max(0, dbus_timeout_get_interval(timeout))) &* 1_000_000
+    }
+
+    // MARK: - Timers
+
+    /// Runs `action` once on the loop after `delay`.
+    @discardableResult
+    public func schedule(after delay: Duration, _ action: @escaping () -> Void) -> TimerID {
+        nextTimerID += 1
+        let nanoseconds = UInt64(clamping: max(0, delay.nanoseconds))
+        timers[nextTimerID] = Timer(deadline: monotonicNanoseconds() &+ nanoseconds, action: action)
+        return TimerID(value: nextTimerID)
+    }
+
+    /// Cancels a timer that has not fired; harmless if it has.
+    public func cancel(_ timer: TimerID) {
+        timers[timer.value] = nil
+    }
+
+    // MARK: - Work from other threads
+
+    /// Runs `work` on the loop's thread soon. Safe from any thread.
+    public func post(_ work: @escaping @Sendable () -> Void) {
+        posted.withLock { $0.append(work) }
+        wake()
+    }
+
+    /// Makes `run()` return after the current turn. Safe from any thread.
+    public func stop() {
+        stopRequested.store(true, ordering: .sequentiallyConsistent)
+        wake()
+    }
+
+    private func wake() {
+        // 0 means "look around"; signal numbers (1...64) travel through the same pipe.
+        var byte: UInt8 = 0
+        _ = write(wakeWrite, &byte, 1)
+    }
+
+    /// Wakes the loop if the caller is another thread: libdbus asks for this when a send from
+    /// another thread queued data that only the loop's poll would write out.
+    fileprivate func wakeFromLibdbus() {
+        let onLoop = loopThread.withLock { thread in thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        if !onLoop { wake() }
+    }
+
+    // MARK: - Signals
+
+    /// Runs `action` on the loop when the process receives `signo` (e.g. SIGTERM). Only one
+    /// loop per process should handle signals.
+    public func onSignal(_ signo: Int32, _ action: @escaping () -> Void) {
+        signalPipeDescriptor = wakeWrite
+        signalActions[signo] = action
+        var handler = sigaction()
+        handler.__sigaction_handler.sa_handler = signalHandler
+        sigemptyset(&handler.sa_mask)
+        handler.sa_flags = SA_RESTART
+        sigaction(signo, &handler, nil)
+    }
+
+    // MARK: - Running
+
+    /// Runs until `stop()`.
+    public func run() {
+        loopThread.withLock { $0 = pthread_self() }
+        defer { loopThread.withLock { $0 = nil } }
+        stopRequested.store(false, ordering: .sequentiallyConsistent)
+        while !stopRequested.load(ordering: .sequentiallyConsistent) {
+            runOnce()
+        }
+    }
+
+    /// One turn: run posted work, dispatch what libdbus has read, fire due timers, then sleep in
+    /// poll(2) until a descriptor is ready or the next deadline.
+    private func runOnce() {
+        runPostedWork()
+        dispatchAll()
+        fireDueTimers()
+        guard !stopRequested.load(ordering: .sequentiallyConsistent) else { return }
+
+        let pending = connections.contains { dbus_connection_get_dispatch_status($0.raw) == DBUS_DISPATCH_DATA_REMAINS }
+        let ready = watches.filter { dbus_watch_get_enabled($0) != 0 }
+        var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+        for watch in ready {
+            let flags = dbus_watch_get_flags(watch)
+            var events: Int16 = 0
+            if flags & DBUS_WATCH_READABLE.rawValue != 0 { events |= Int16(POLLIN) }
+            if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events |= Int16(POLLOUT) }
+            fds.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
+        }
+        let timeout = pending ? 0 : pollTimeout()
+        let count = poll(&fds, nfds_t(fds.count), timeout)
+        guard count > 0 else { return }
+
+        if fds[0].revents != 0 { drainWakePipe() }
+        for (index, watch) in ready.enumerated() {
+            let revents = fds[index + 1].revents
+            guard revents != 0, watches.contains(watch) else { continue }
+            var flags: UInt32 = 0
+            if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
+            if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
+            if revents & Int16(POLLERR) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
+            if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
+            _ = dbus_watch_handle(watch, flags)
+        }
+    }
+
+    private func dispatchAll() {
+        for connection in connections {
+            while dbus_connection_dispatch(connection.raw) == DBUS_DISPATCH_DATA_REMAINS {}
+        }
+    }
+
+    private func runPostedWork() {
+        let work = posted.withLock { queue in
+            let taken = queue
+            queue.removeAll()
+            return taken
+        }
+        for item in work { item() }
+    }
+
+    private func fireDueTimers() {
+        let now = monotonicNanoseconds()
+        for entry in timeouts where dbus_timeout_get_enabled(entry.raw) != 0 && entry.deadline <= now {
+            entry.deadline = Self.deadline(of: entry.raw)
+            _ = dbus_timeout_handle(entry.raw)
+        }
+        let due = timers.filter { $0.value.deadline <= now }.sorted { $0.value.deadline < $1.value.deadline }
+        for (id, timer) in due where timers[id] != nil {
+            timers[id] = nil
+            timer.action()
+        }
+    }
+
+    /// Milliseconds until the next deadline, rounded up; -1 (sleep until woken) when none.
+    private func pollTimeout() -> Int32 {
+        var next = UInt64.max
+        for timer in timers.values { next = min(next, timer.deadline) }
+        for entry in timeouts where dbus_timeout_get_enabled(entry.raw) != 0 { next = min(next, entry.deadline) }
+        guard next != .max else { return -1 }
+        let now = monotonicNanoseconds()
+        guard next > now else { return 0 }
+        return Int32(clamping: (next - now + 999_999) / 1_000_000)
+    }
+
+    private func drainWakePipe() {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let count = read(wakeRead, &buffer, buffer.count)
+            guard count > 0 else { break }
+            for byte in buffer[0..<count] where byte > 0 {
+                signalActions[Int32(byte)]?()
+            }
+        }
+    }
+}
+
+// MARK: - C callbacks
+
+private func loop(_ data: UnsafeMutableRawPointer?) -> EventLoop? {
+    data.map { Unmanaged<EventLoop>.fromOpaque($0).takeUnretainedValue() }
+}
+
+private let addWatch: DBusAddWatchFunction = { watch, data in
+    if let watch { loop(data)?.watchAdded(watch) }
+    return 1
+}
+private let removeWatch: DBusRemoveWatchFunction = { watch, data in
+    if let watch { loop(data)?.watchRemoved(watch) }
+}
+// The loop reads each watch's enabled flag every turn, so a toggle needs no bookkeeping.
+private let toggleWatch: DBusWatchToggledFunction = { _, _ in }
+private let addTimeout: DBusAddTimeoutFunction = { timeout, data in
+    if let timeout { loop(data)?.timeoutAdded(timeout) }
+    return 1
+}
+private let removeTimeout: DBusRemoveTimeoutFunction = { timeout, data in
+    if let timeout { loop(data)?.timeoutRemoved(timeout) }
+}
+private let toggleTimeout: DBusTimeoutToggledFunction = { timeout, data in
+    if let timeout { loop(data)?.timeoutToggled(timeout) }
+}
+private let wakeUpMain: DBusWakeupMainFunction = { data in
+    loop(data)?.wakeFromLibdbus()
+}
+private let dispatchStatusChanged: DBusDispatchStatusFunction = { _, status, data in
+    if status == DBUS_DISPATCH_DATA_REMAINS { loop(data)?.wakeFromLibdbus() }
+}
+
+/// The write end of the pipe that wakes the signal-handling loop. Read by the signal handler,
+/// which may only make async-signal-safe calls (one write(2)); set before the handler is installed.
+nonisolated(unsafe) private var signalPipeDescriptor: Int32 = -1
+
+private let signalHandler: @convention(c) (Int32) -> Void = { signo in
+    var byte = UInt8(truncatingIfNeeded: signo)
+    _ = write(signalPipeDescriptor, &byte, 1)
+}

@@ -1,0 +1,104 @@
+/// A named, typed argument of a method or signal.
+public struct Argument: Sendable {
+    public var name: String
+    public var type: Signature
+    /// An argument called `name` of type `type`.
+    public init(_ name: String, _ type: Signature) {
+        self.name = name
+        self.type = type
+    }
+}
+
+/// A method call as a handler sees it: the message, its decoded arguments and its sender.
+public struct MethodCall {
+    /// The call itself.
+    public let message: Message
+    /// The arguments, already checked against the method's input signature.
+    public let arguments: [Value]
+    /// The caller's unique name ("" on a peer-to-peer connection).
+    public var sender: String { message.sender?.rawValue ?? "" }
+}
+
+/// One exported method: its signature and the handler that answers it.
+public struct Method {
+    public var name: MemberName
+    public var inputs: [Argument]
+    public var outputs: [Argument]
+    /// Answers the call with the output values, or throws a `BusError` that becomes the error
+    /// reply. Any other error becomes `org.freedesktop.DBus.Error.Failed`.
+    public var handler: (MethodCall) throws -> [Value]
+
+    public init(
+        _ name: MemberName, inputs: [Argument] = [], outputs: [Argument] = [],
+        handler: @escaping (MethodCall) throws -> [Value]
+    ) {
+        self.name = name
+        self.inputs = inputs
+        self.outputs = outputs
+        self.handler = handler
+    }
+
+    /// The signature a call must have.
+    public var inputSignature: Signature { Signature(unchecked: inputs.map(\.type.rawValue).joined()) }
+}
+
+/// How a property announces changes; the value of the
+/// `org.freedesktop.DBus.Property.EmitsChangedSignal` annotation.
+public enum ChangeSignal: String, Sendable {
+    /// `PropertiesChanged` carries the new value.
+    case emitsValue = "true"
+    /// `PropertiesChanged` names the property as invalidated.
+    case invalidates
+    /// The value never changes while the object exists.
+    case constant = "const"
+    /// Changes are not announced.
+    case none = "false"
+}
+
+/// One exported, read-only property.
+public struct Property {
+    public var name: MemberName
+    public var type: Signature
+    public var changeSignal: ChangeSignal
+    /// Returns the current value, which must have type `type`.
+    public var get: () -> Value
+
+    public init(_ name: MemberName, _ type: Signature, changeSignal: ChangeSignal = .emitsValue, get: @escaping () -> Value) {
+        self.name = name
+        self.type = type
+        self.changeSignal = changeSignal
+        self.get = get
+    }
+}
+
+/// One signal an interface may emit, for introspection.
+public struct SignalDescription: Sendable {
+    public var name: MemberName
+    public var arguments: [Argument]
+    public init(_ name: MemberName, arguments: [Argument] = []) {
+        self.name = name
+        self.arguments = arguments
+    }
+}
+
+/// An interface as one table: its methods, properties and signals. Introspection, property
+/// access, signature checks and `PropertiesChanged` are all derived from it.
+public struct Interface {
+    public var name: InterfaceName
+    public var methods: [Method]
+    public var properties: [Property]
+    public var signals: [SignalDescription]
+
+    public init(
+        _ name: InterfaceName, methods: [Method] = [], properties: [Property] = [],
+        signals: [SignalDescription] = []
+    ) {
+        self.name = name
+        self.methods = methods
+        self.properties = properties
+        self.signals = signals
+    }
+
+    func method(_ name: MemberName) -> Method? { methods.first { $0.name == name } }
+    func property(_ name: String) -> Property? { properties.first { $0.name.rawValue == name } }
+}

@@ -1,0 +1,166 @@
+internal import CDBus
+
+/// A D-Bus message: a method call, a method return, an error or a signal.
+///
+/// Owns one reference to a libdbus `DBusMessage`, released when the object goes away.
+public final class Message: @unchecked Sendable {
+    // A DBusMessage is not locked by libdbus; a Message is handed from thread to thread but
+    // is only ever used by one at a time.
+    let raw: OpaquePointer
+
+    /// Takes over a reference the caller owns.
+    init(consuming raw: OpaquePointer) {
+        self.raw = raw
+    }
+
+    /// Takes a new reference to a message someone else owns.
+    init(borrowing raw: OpaquePointer) {
+        self.raw = dbus_message_ref(raw)
+    }
+
+    deinit {
+        dbus_message_unref(raw)
+    }
+
+    /// What kind of message this is.
+    public enum Kind: Sendable, Equatable {
+        case methodCall, methodReturn, error, signal, invalid
+    }
+
+    // MARK: - Building messages
+
+    /// A method call to `destination` (nil on a peer-to-peer connection).
+    ///
+    /// The corresponding C function is `dbus_message_new_method_call`.
+    public static func methodCall(
+        destination: BusName?, path: ObjectPath, interface: InterfaceName?, member: MemberName,
+        arguments: [Value] = []
+    ) throws(BusError) -> Message {
+        let raw = withOptionalCString(destination?.rawValue) { destination in
+            withOptionalCString(interface?.rawValue) { interface in
+                dbus_message_new_method_call(destination, path.rawValue, interface, member.rawValue)
+            }
+        }
+        guard let raw else { throw BusError.outOfMemory }
+        let message = Message(consuming: raw)
+        try message.append(arguments)
+        return message
+    }
+
+    /// A signal from `path`.
+    ///
+    /// The corresponding C function is `dbus_message_new_signal`.
+    public static func signal(
+        path: ObjectPath, interface: InterfaceName, member: MemberName, arguments: [Value] = []
+    ) throws(BusError) -> Message {
+        guard let raw = dbus_message_new_signal(path.rawValue, interface.rawValue, member.rawValue) else {
+            throw BusError.outOfMemory
+        }
+        let message = Message(consuming: raw)
+        try message.append(arguments)
+        return message
+    }
+
+    /// The successful reply to this method call.
+    public func makeReply(_ arguments: [Value] = []) throws(BusError) -> Message {
+        guard let raw = dbus_message_new_method_return(self.raw) else { throw BusError.outOfMemory }
+        let reply = Message(consuming: raw)
+        try reply.append(arguments)
+        return reply
+    }
+
+    /// The error reply to this method call.
+    public func makeErrorReply(_ error: BusError) throws(BusError) -> Message {
+        // libdbus treats the message as a printf-free C string; NULs would cut it short.
+        let text = String(error.message.map { $0 == "\0" ? "\u{FFFD}" : $0 })
+        guard let raw = dbus_message_new_error(self.raw, error.name.rawValue, text) else {
+            throw BusError.outOfMemory
+        }
+        return Message(consuming: raw)
+    }
+
+    // MARK: - Header fields
+
+    public var kind: Kind {
+        switch dbus_message_get_type(raw) {
+        case CDBus_MESSAGE_TYPE_METHOD_CALL: .methodCall
+        case CDBus_MESSAGE_TYPE_METHOD_RETURN: .methodReturn
+        case CDBus_MESSAGE_TYPE_ERROR: .error
+        case CDBus_MESSAGE_TYPE_SIGNAL: .signal
+        default: .invalid
+        }
+    }
+
+    /// The object path, validated by libdbus on receipt.
+    public var path: ObjectPath? { dbus_message_get_path(raw).map { ObjectPath(unchecked: String(cString: $0)) } }
+    public var interface: InterfaceName? {
+        dbus_message_get_interface(raw).map { InterfaceName(unchecked: String(cString: $0)) }
+    }
+    public var member: MemberName? { dbus_message_get_member(raw).map { MemberName(unchecked: String(cString: $0)) } }
+    /// The sender's unique name; the bus fills it in, so it cannot be forged.
+    public var sender: BusName? { dbus_message_get_sender(raw).map { BusName(unchecked: String(cString: $0)) } }
+    public var destination: BusName? {
+        dbus_message_get_destination(raw).map { BusName(unchecked: String(cString: $0)) }
+    }
+    public var errorName: ErrorName? {
+        dbus_message_get_error_name(raw).map { ErrorName(unchecked: String(cString: $0)) }
+    }
+    /// The signature of the body.
+    public var signature: Signature {
+        dbus_message_get_signature(raw).map { Signature(unchecked: String(cString: $0)) } ?? .empty
+    }
+    public var serial: UInt32 { dbus_message_get_serial(raw) }
+    public var replySerial: UInt32 { dbus_message_get_reply_serial(raw) }
+    /// Whether the caller asked for no reply.
+    public var noReply: Bool { dbus_message_get_no_reply(raw) != 0 }
+
+    /// Whether this is a signal with the given interface and member.
+    public func isSignal(_ interface: InterfaceName, _ member: MemberName) -> Bool {
+        dbus_message_is_signal(raw, interface.rawValue, member.rawValue) != 0
+    }
+
+    /// The error this message carries, if it is an error reply.
+    public var error: BusError? {
+        guard kind == .error else { return nil }
+        let text = (try? arguments())?.first?.string ?? ""
+        return BusError(errorName ?? .failed, text)
+    }
+
+    // MARK: - Body
+
+    /// Appends values to the body, checking them first so that libdbus never sees an
+    /// ill-typed value.
+    public func append(_ values: [Value]) throws(BusError) {
+        guard !values.isEmpty else { return }
+        for value in values { try value.validateForEncoding() }
+        var iter = DBusMessageIter()
+        dbus_message_iter_init_append(raw, &iter)
+        for value in values { try value.encode(into: &iter) }
+    }
+
+    /// Decodes the whole body.
+    public func arguments() throws(BusError) -> [Value] {
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(raw, &iter) != 0 else { return [] }
+        return try Value.decodeAll(&iter)
+    }
+
+    /// Decodes the body after checking it has exactly the `expected` signature.
+    ///
+    /// - Throws: `InvalidArgs` naming both signatures.
+    public func arguments(expecting expected: Signature) throws(BusError) -> [Value] {
+        let actual = signature
+        guard actual == expected else {
+            throw BusError(
+                .invalidArgs,
+                "expected arguments of signature '\(expected)', got '\(actual)'")
+        }
+        return try arguments()
+    }
+}
+
+/// Calls `body` with a C string for `string`, or with nil.
+func withOptionalCString<Result>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> Result) -> Result {
+    guard let string else { return body(nil) }
+    return string.withCString { body($0) }
+}

@@ -1,0 +1,150 @@
+/// One D-Bus value of any type: the basic types, containers and variants.
+///
+/// Containers carry the signature of their elements so that an empty array still has a type.
+/// A dictionary is an array of `.dictEntry` values; `Value.dictionary(key:value:_:)` builds one.
+public indirect enum Value: Hashable, Sendable {
+    case byte(UInt8)
+    case boolean(Bool)
+    case int16(Int16)
+    case uint16(UInt16)
+    case int32(Int32)
+    case uint32(UInt32)
+    case int64(Int64)
+    case uint64(UInt64)
+    case double(Double)
+    case string(String)
+    case objectPath(ObjectPath)
+    case signature(Signature)
+    /// An array whose elements all have the signature `element`.
+    case array(element: Signature, [Value])
+    /// A struct: one or more fields.
+    case structure([Value])
+    /// A dictionary entry; only valid as the element of an array.
+    case dictEntry(key: Value, value: Value)
+    /// A value together with its own type.
+    case variant(Value)
+
+    /// The value's type signature.
+    public var signature: Signature {
+        Signature(unchecked: signatureText)
+    }
+
+    var signatureText: String {
+        switch self {
+        case .byte: "y"
+        case .boolean: "b"
+        case .int16: "n"
+        case .uint16: "q"
+        case .int32: "i"
+        case .uint32: "u"
+        case .int64: "x"
+        case .uint64: "t"
+        case .double: "d"
+        case .string: "s"
+        case .objectPath: "o"
+        case .signature: "g"
+        case .array(let element, _): "a" + element.rawValue
+        case .structure(let fields): "(" + fields.map(\.signatureText).joined() + ")"
+        case .dictEntry(let key, let value): "{" + key.signatureText + value.signatureText + "}"
+        case .variant: "v"
+        }
+    }
+
+    /// A dictionary `a{KV}` from key/value pairs, in the order given.
+    public static func dictionary(key: Signature, value: Signature, _ entries: [(Value, Value)]) -> Value {
+        .array(
+            element: Signature(unchecked: "{" + key.rawValue + value.rawValue + "}"),
+            entries.map { .dictEntry(key: $0.0, value: $0.1) }
+        )
+    }
+
+    /// An `a{sv}` dictionary, the usual shape of property maps.
+    public static func properties(_ entries: [(String, Value)]) -> Value {
+        dictionary(key: "s", value: "v", entries.map { (.string($0.0), .variant($0.1)) })
+    }
+}
+
+// MARK: - Reading values
+
+extension Value {
+    /// The string inside `.string`, `.objectPath` or `.signature`.
+    public var string: String? {
+        switch self {
+        case .string(let text): text
+        case .objectPath(let path): path.rawValue
+        case .signature(let signature): signature.rawValue
+        default: nil
+        }
+    }
+
+    public var bool: Bool? { if case .boolean(let value) = self { value } else { nil } }
+    public var uint32: UInt32? { if case .uint32(let value) = self { value } else { nil } }
+    public var int32: Int32? { if case .int32(let value) = self { value } else { nil } }
+    public var uint64: UInt64? { if case .uint64(let value) = self { value } else { nil } }
+    public var int64: Int64? { if case .int64(let value) = self { value } else { nil } }
+    public var double: Double? { if case .double(let value) = self { value } else { nil } }
+
+    /// The elements of an array.
+    public var elements: [Value]? { if case .array(_, let values) = self { values } else { nil } }
+    /// The fields of a struct.
+    public var fields: [Value]? { if case .structure(let values) = self { values } else { nil } }
+    /// The value inside a variant.
+    public var unwrapped: Value? { if case .variant(let inner) = self { inner } else { nil } }
+
+    /// The entries of a dictionary with string keys (`a{s…}`), variants left as they are.
+    /// Later duplicates of a key win.
+    public var stringKeyedEntries: [String: Value]? {
+        guard case .array(_, let entries) = self else { return nil }
+        var result: [String: Value] = [:]
+        for entry in entries {
+            guard case .dictEntry(.string(let key), let value) = entry else { return nil }
+            result[key] = value
+        }
+        return result
+    }
+}
+
+// MARK: - Checking before encoding
+
+extension Value {
+    /// Checks what libdbus would otherwise abort on: array elements that do not match the
+    /// declared element type, dictionary entries outside arrays, empty structs, strings with an
+    /// embedded NUL, and signatures beyond the D-Bus limits.
+    func validateForEncoding() throws(BusError) {
+        guard signature.isSingleCompleteType else {
+            throw BusError(.invalidArgs, "'\(signatureText)' is not a valid single complete type")
+        }
+        try validateContents(insideArray: false)
+    }
+
+    private func validateContents(insideArray: Bool) throws(BusError) {
+        switch self {
+        case .string(let text):
+            guard !text.utf8.contains(0) else {
+                throw BusError(.invalidArgs, "strings may not contain NUL characters")
+            }
+        case .array(let element, let values):
+            for value in values {
+                guard value.signatureText == element.rawValue else {
+                    throw BusError(
+                        .invalidArgs,
+                        "array of '\(element)' holds an element of type '\(value.signatureText)'")
+                }
+                try value.validateContents(insideArray: true)
+            }
+        case .structure(let fields):
+            guard !fields.isEmpty else { throw BusError(.invalidArgs, "structs need at least one field") }
+            for field in fields { try field.validateContents(insideArray: false) }
+        case .dictEntry(let key, let value):
+            guard insideArray else {
+                throw BusError(.invalidArgs, "a dictionary entry may only stand inside an array")
+            }
+            try key.validateContents(insideArray: false)
+            try value.validateContents(insideArray: false)
+        case .variant(let inner):
+            try inner.validateForEncoding()
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The source of time for the model: a monotonic clock for deadlines and a wall clock for
+/// the `started` timestamps of activities.
+///
+/// Inject ``SystemClock`` in the service and ``ManualClock`` in tests. Implementations must
+/// be safe to read from any thread.
+public protocol IndicatorClock: Sendable {
+    /// The current monotonic instant; never decreases.
+    var now: Instant { get }
+
+    /// The current wall-clock time in microseconds since the Unix epoch.
+    var wallMicroseconds: UInt64 { get }
+}
+
+/// The real clocks: `CLOCK_MONOTONIC` for ``now`` and `CLOCK_REALTIME` for
+/// ``wallMicroseconds``.
+public struct SystemClock: IndicatorClock {
+    /// Creates a clock reading the system's clocks.
+    public init() {}
+
+    /// The current `CLOCK_MONOTONIC` time.
+    public var now: Instant {
+        Instant(nanoseconds: Self.read(CLOCK_MONOTONIC, unit: 1))
+    }
+
+    /// The current `CLOCK_REALTIME` time in microseconds; 0 for a clock set before 1970.
+    public var wallMicroseconds: UInt64 {
+        Self.read(CLOCK_REALTIME, unit: 1_000)
+    }
+
+    /// Reads `clock` and returns whole `unit`s of nanoseconds.
+    private static func read(_ clock: clockid_t, unit: UInt64) -> UInt64 {
+        var time = timespec()
+        clock_gettime(clock, &time)
+        guard time.tv_sec >= 0 else { return 0 }
+        return UInt64(time.tv_sec) * (1_000_000_000 / unit) + UInt64(time.tv_nsec) / unit
+    }
+}

@@ -1,0 +1,220 @@
+/// The bookkeeping behind `Count`, `Progress` and `Activities`: the shared counter and the
+/// live tracked activities, with the contract's limits.
+///
+/// A value type with no clock and no notion of time. Every mutating call either succeeds or
+/// throws a ``LedgerError`` and changes nothing. `begin`, `update` and `end` are O(1)
+/// amortised; `release(owner:)` is O(k) in that owner's activities; reading ``activities``
+/// is O(n).
+public struct Ledger: Sendable {
+    /// `push()` while ``sharedCount`` equals this throws ``LedgerError/counterLimit(limit:)``.
+    public static let maximumSharedCount: UInt32 = 65_536
+    /// The longest label, in UTF-8 bytes.
+    public static let maximumLabelBytes = 256
+    /// The most live activities one owner may have.
+    public static let maximumActivitiesPerOwner = 1_024
+    /// The most live activities in all.
+    public static let maximumActivities = 1_048_576
+
+    /// The shared counter moved by `push()` and `pop()`.
+    public private(set) var sharedCount: UInt32 = 0
+
+    // Activities in id order. Ids only grow, so appending keeps the order; an ended
+    // activity leaves a nil until `compactIfSparse()` squeezes the holes out.
+    private var slots: [Activity?] = []
+    private var slotIndex: [ActivityID: Int] = [:]
+    private var idsByOwner: [String: Set<ActivityID>] = [:]
+    // Running sums over activities with a known total, so `progress` is O(1). UInt128
+    // holds a million UInt64 totals without overflow.
+    private var completedSum: UInt128 = 0
+    private var totalSum: UInt128 = 0
+    private var nextID: ActivityID?
+    private let activityLimit: Int
+
+    /// Bumped by every change to ``activities``, so an observer can skip comparing arrays
+    /// that cannot have changed. Never reused.
+    private(set) var activitiesRevision: UInt64 = 0
+
+    /// Creates an empty ledger: counter 0, no activities, first id 1.
+    public init() {
+        self.init(firstActivityID: 1, activityLimit: Self.maximumActivities)
+    }
+
+    /// Creates an empty ledger with a different first id or global cap, so tests can reach
+    /// id exhaustion and the global cap without a million calls.
+    init(firstActivityID: ActivityID, activityLimit: Int) {
+        nextID = firstActivityID
+        self.activityLimit = activityLimit
+    }
+
+    // MARK: - Derived values
+
+    /// The `Count` property: ``sharedCount`` plus the number of live activities, saturating.
+    public var count: UInt32 {
+        let (sum, overflow) = sharedCount.addingReportingOverflow(UInt32(clamping: slotIndex.count))
+        return overflow ? .max : sum
+    }
+
+    /// The `Active` property: `count > 0`.
+    public var isActive: Bool {
+        sharedCount > 0 || !slotIndex.isEmpty
+    }
+
+    /// The `Progress` property: Σcompleted / Σtotal over live activities whose total is
+    /// known (non-zero); `-1.0` when there are none.
+    public var progress: Double {
+        totalSum == 0 ? -1.0 : Double(completedSum) / Double(totalSum)
+    }
+
+    /// The `Activities` property: the live activities sorted by id.
+    public var activities: [Activity] {
+        slots.compactMap { $0 }
+    }
+
+    /// The live activity with this id, or nil.
+    public func activity(_ id: ActivityID) -> Activity? {
+        slotIndex[id].flatMap { slots[$0] }
+    }
+
+    /// How many live activities `owner` has.
+    public func activityCount(owner: String) -> Int {
+        idsByOwner[owner]?.count ?? 0
+    }
+
+    // MARK: - Shared counter
+
+    /// Adds one to the shared counter.
+    ///
+    /// - Throws: ``LedgerError/counterLimit(limit:)`` when it is already at
+    ///   ``maximumSharedCount``.
+    public mutating func push() throws(LedgerError) {
+        guard sharedCount < Self.maximumSharedCount else {
+            throw .counterLimit(limit: Self.maximumSharedCount)
+        }
+        sharedCount += 1
+    }
+
+    /// Takes one from the shared counter. Tracked activities do not count here.
+    ///
+    /// - Throws: ``LedgerError/notActive`` when the shared counter is 0.
+    public mutating func pop() throws(LedgerError) {
+        guard sharedCount > 0 else { throw .notActive }
+        sharedCount -= 1
+    }
+
+    // MARK: - Tracked activities
+
+    /// Starts a tracked activity owned by `owner`, with unknown progress, and returns its id.
+    ///
+    /// Ids start at 1, strictly increase and are never reused, even after `end` or
+    /// `release(owner:)`; a refused call uses no id.
+    ///
+    /// - Throws: ``LedgerError/labelTooLong(bytes:limit:)``,
+    ///   ``LedgerError/ownerLimit(owner:limit:)``, ``LedgerError/activityLimit(limit:)``,
+    ///   ``LedgerError/idsExhausted``, checked in that order.
+    public mutating func begin(owner: String, label: String, started: UInt64) throws(LedgerError) -> ActivityID {
+        let bytes = label.utf8.count
+        guard bytes <= Self.maximumLabelBytes else {
+            throw .labelTooLong(bytes: bytes, limit: Self.maximumLabelBytes)
+        }
+        guard activityCount(owner: owner) < Self.maximumActivitiesPerOwner else {
+            throw .ownerLimit(owner: owner, limit: Self.maximumActivitiesPerOwner)
+        }
+        guard slotIndex.count < activityLimit else {
+            throw .activityLimit(limit: activityLimit)
+        }
+        guard let id = nextID else { throw .idsExhausted }
+
+        nextID = id == .max ? nil : id + 1
+        slotIndex[id] = slots.count
+        slots.append(Activity(id: id, owner: owner, label: label, completed: 0, total: 0, started: started))
+        idsByOwner[owner, default: []].insert(id)
+        activitiesRevision += 1
+        return id
+    }
+
+    /// Sets the byte progress of activity `id`; `total` 0 means unknown.
+    ///
+    /// - Throws: ``LedgerError/unknownActivity(_:)``, ``LedgerError/notOwner(_:)``, and
+    ///   ``LedgerError/completedExceedsTotal(completed:total:)`` (only when `total > 0`),
+    ///   checked in that order.
+    public mutating func update(_ id: ActivityID, by owner: String, completed: UInt64, total: UInt64) throws(LedgerError) {
+        let index = try ownedSlot(id, by: owner)
+        guard total == 0 || completed <= total else {
+            throw .completedExceedsTotal(completed: completed, total: total)
+        }
+        guard var activity = slots[index] else { return }
+        subtractProgress(of: activity)
+        activity.completed = completed
+        activity.total = total
+        addProgress(of: activity)
+        slots[index] = activity
+        activitiesRevision += 1
+    }
+
+    /// Ends activity `id`.
+    ///
+    /// - Throws: ``LedgerError/unknownActivity(_:)``, then ``LedgerError/notOwner(_:)``.
+    public mutating func end(_ id: ActivityID, by owner: String) throws(LedgerError) {
+        let index = try ownedSlot(id, by: owner)
+        remove(id, at: index)
+        idsByOwner[owner]?.remove(id)
+        if idsByOwner[owner]?.isEmpty == true { idsByOwner[owner] = nil }
+        activitiesRevision += 1
+        compactIfSparse()
+    }
+
+    /// Ends every activity of `owner` (it left the bus); returns how many ended.
+    ///
+    /// O(k) in that owner's activities. An owner with no activities is not an error.
+    @discardableResult
+    public mutating func release(owner: String) -> Int {
+        guard let ids = idsByOwner.removeValue(forKey: owner) else { return 0 }
+        for id in ids {
+            if let index = slotIndex[id] { remove(id, at: index) }
+        }
+        activitiesRevision += 1
+        compactIfSparse()
+        return ids.count
+    }
+
+    // MARK: - Storage
+
+    /// The slot of live activity `id` if `owner` owns it.
+    private func ownedSlot(_ id: ActivityID, by owner: String) throws(LedgerError) -> Int {
+        guard let index = slotIndex[id], let activity = slots[index] else {
+            throw .unknownActivity(id)
+        }
+        guard activity.owner == owner else { throw .notOwner(id) }
+        return index
+    }
+
+    /// Empties slot `index` (holding `id`); leaves the owner index to the caller.
+    private mutating func remove(_ id: ActivityID, at index: Int) {
+        if let activity = slots[index] { subtractProgress(of: activity) }
+        slots[index] = nil
+        slotIndex[id] = nil
+    }
+
+    /// Squeezes out the holes once they outnumber the live activities, so the slots stay at
+    /// most about twice the live count and each end pays O(1) amortised.
+    private mutating func compactIfSparse() {
+        let holes = slots.count - slotIndex.count
+        guard holes > 64, holes > slotIndex.count else { return }
+        slots = slots.filter { $0 != nil }
+        for (index, activity) in slots.enumerated() {
+            if let activity { slotIndex[activity.id] = index }
+        }
+    }
+
+    private mutating func addProgress(of activity: Activity) {
+        guard activity.total > 0 else { return }
+        completedSum += UInt128(activity.completed)
+        totalSum += UInt128(activity.total)
+    }
+
+    private mutating func subtractProgress(of activity: Activity) {
+        guard activity.total > 0 else { return }
+        completedSum -= UInt128(activity.completed)
+        totalSum -= UInt128(activity.total)
+    }
+}

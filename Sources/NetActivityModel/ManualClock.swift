@@ -1,0 +1,42 @@
+/// A clock that moves only when told to, so tests control time exactly and never sleep.
+///
+/// Both readings advance together: the wall clock moves by the same amount as the monotonic
+/// one. Safe to share between threads (every access takes a lock); hand the same instance to
+/// the code under test and to the test that advances it.
+public final class ManualClock: IndicatorClock, @unchecked Sendable {
+    private let lock = Lock()
+    private let start: Instant
+    private let startWallMicroseconds: UInt64
+    private var current: Instant
+
+    /// Creates a clock reading `now` and `wallMicroseconds`.
+    public init(
+        now: Instant = Instant(nanoseconds: 1_000_000_000),
+        wallMicroseconds: UInt64 = 1_700_000_000_000_000
+    ) {
+        start = now
+        current = now
+        startWallMicroseconds = wallMicroseconds
+    }
+
+    /// The current monotonic reading.
+    public var now: Instant {
+        lock.withLock { current }
+    }
+
+    /// The wall-clock reading: the initial one plus the time advanced so far, saturating.
+    public var wallMicroseconds: UInt64 {
+        lock.withLock {
+            // Derived from the total elapsed nanoseconds so that many sub-microsecond steps
+            // still add up on the wall clock.
+            let elapsed = (current.nanoseconds - start.nanoseconds) / 1_000
+            let (sum, overflow) = startWallMicroseconds.addingReportingOverflow(elapsed)
+            return overflow ? .max : sum
+        }
+    }
+
+    /// Moves both readings forward by `duration`; a negative duration does nothing.
+    public func advance(by duration: Duration) {
+        lock.withLock { current = current + duration }
+    }
+}

@@ -1,0 +1,16 @@
+import DBus
+import NetActivityModel
+
+extension LedgerError {
+    /// The D-Bus error CONTRACT.md names for this failure.
+    var busError: BusError {
+        let name: ErrorName = switch self {
+        case .notActive: .notActive
+        case .counterLimit, .ownerLimit, .activityLimit, .idsExhausted: .limitsExceeded
+        case .labelTooLong, .completedExceedsTotal: .invalidArgs
+        case .unknownActivity: .unknownActivity
+        case .notOwner: .accessDenied
+        }
+        return BusError(name, message)
+    }
+}
