@@ -5,6 +5,7 @@ let package = Package(
     name: "NetActivity",
     products: [
         .executable(name: "netactivityd", targets: ["netactivityd"]),
+        .library(name: "NetActivity", targets: ["NetActivity"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "NetActivityModel", targets: ["NetActivityModel"]),
     ],
@@ -19,9 +20,13 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"]),
         // Counter, activities, throttle and debounce: pure Swift, driven by an injected clock.
         .target(name: "NetActivityModel"),
+        // The contract's fixed names (bus name, path, interface, error names) and wire shapes.
+        .target(name: "NetActivityContract", dependencies: ["DBus"]),
         // Binds the model to the bus as io.github.netactivity.NetActivity1.
-        .target(name: "NetActivityService", dependencies: ["DBus", "NetActivityModel"]),
+        .target(name: "NetActivityService", dependencies: ["DBus", "NetActivityModel", "NetActivityContract"]),
         .executableTarget(name: "netactivityd", dependencies: ["NetActivityService"]),
+        // The client library apps import to report and watch network activity.
+        .target(name: "NetActivity", dependencies: ["DBus", "NetActivityContract"]),
         // Private dbus-daemon instances and process helpers for the test suites.
         .target(name: "BusTestSupport", dependencies: ["DBus"], path: "Tests/BusTestSupport"),
 

@@ -1,4 +1,5 @@
 import DBus
+import NetActivityContract
 import NetActivityModel
 
 /// The `io.github.netactivity.NetActivity1` interface table: every method and property of

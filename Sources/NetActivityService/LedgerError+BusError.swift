@@ -1,4 +1,5 @@
 import DBus
+import NetActivityContract
 import NetActivityModel
 
 extension LedgerError {

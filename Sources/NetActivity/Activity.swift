@@ -1,0 +1,42 @@
+import Synchronization
+
+/// A tracked activity: one connection, download or sync that the indicator counts while it
+/// lives.
+///
+/// `report(completed:total:)` and `end()` never block and are safe from any thread. Ending
+/// twice is harmless, and an activity released without `end()` ends itself. If the app
+/// crashes, the service ends it when the app's bus connection goes away.
+public final class Activity: Sendable {
+    /// The label the indicator shows, e.g. "Sync feeds" or "example.com/file.iso".
+    public let label: String
+    let localID: Int
+    private let session: SessionHandle?
+    private let ended = Atomic<Bool>(false)
+
+    init(label: String, localID: Int, session: SessionHandle?) {
+        self.label = label
+        self.localID = localID
+        self.session = session
+    }
+
+    deinit {
+        end()
+    }
+
+    /// Reports byte progress: `completed` of `total` bytes, `total` 0 when unknown.
+    /// A `completed` beyond a known `total` is clamped to it.
+    public func report(completed: UInt64, total: UInt64) {
+        guard !ended.load(ordering: .relaxed) else { return }
+        let completed = total > 0 ? min(completed, total) : completed
+        session?.perform { [localID] in $0.update(localID, completed: completed, total: total) }
+    }
+
+    /// Ends the activity. Later calls, and `report` after it, do nothing.
+    public func end() {
+        guard !ended.exchange(true, ordering: .relaxed) else { return }
+        session?.perform { [localID] in $0.end(localID) }
+    }
+
+    /// Whether `end()` has been called.
+    public var isEnded: Bool { ended.load(ordering: .relaxed) }
+}

@@ -1,0 +1,140 @@
+@_exported import struct NetActivityContract.ActivityInfo
+@_exported import struct NetActivityContract.IndicatorSnapshot
+import DBus
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which bus a client reports to.
+public enum Bus: Sendable, Equatable {
+    /// The user's session bus, where the desktop's indicator lives.
+    case session
+    /// The system bus.
+    case system
+    /// A bus at an explicit address such as `unix:path=/run/user/1000/bus`.
+    case address(String)
+
+    var busAddress: BusAddress {
+        switch self {
+        case .session: .session
+        case .system: .system
+        case .address(let address): .address(address)
+        }
+    }
+}
+
+/// Reports this app's network activity to the desktop's indicator, and watches it.
+///
+/// Every call returns at once and never throws into the app: the client owns its bus
+/// connection on a thread of its own, keeps the app's view (outstanding pushes, live
+/// activities with their last progress) and brings the service in line with it, including after
+/// the service restarts or starts late. Problems (no service, a refused call) go to the
+/// `problems` handler, the unavailability of the service once per outage. Safe from any thread
+/// or task.
+///
+///     let indicator = NetActivityClient.shared
+///     let activity = indicator.begin("Sync feeds")
+///     activity.report(completed: 512, total: 2048)
+///     activity.end()
+public final class NetActivityClient: Sendable {
+    private let handle: SessionHandle?
+    private let nextLocalID = Atomic<Int>(0)
+    private let problems: @Sendable (String) -> Void
+
+    /// A client for the session bus, created on first use.
+    public static let shared = NetActivityClient()
+
+    /// Writes a problem to standard error as one line, `netactivity: …`.
+    public static let logToStandardError: @Sendable (String) -> Void = { message in
+        var line = "netactivity: \(message)\n"
+        line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// A client for `bus`. Nothing touches the bus until the first call.
+    ///
+    /// - Parameter problems: called on the client's own thread with a one-line description
+    ///   of each problem; the default writes it to standard error.
+    public init(bus: Bus = .session, problems: @escaping @Sendable (String) -> Void = NetActivityClient.logToStandardError) {
+        self.problems = problems
+        do {
+            handle = try SessionHandle(bus: bus.busAddress, problems: problems)
+        } catch {
+            problems("cannot start the reporting thread: \(error.message)")
+            handle = nil
+        }
+    }
+
+    // MARK: - Shared counter
+
+    /// Adds one to the shared counter (a connection started). Balance with `pop()`.
+    public func push() {
+        handle?.perform { $0.push() }
+    }
+
+    /// Takes one from the shared counter (a connection ended).
+    public func pop() {
+        handle?.perform { $0.pop() }
+    }
+
+    // MARK: - Tracked activities
+
+    /// Begins a tracked activity labelled `label`. The indicator counts it until `end()` (or
+    /// until the returned object is released, or the app exits).
+    public func begin(_ label: String) -> Activity {
+        let localID = nextLocalID.add(1, ordering: .relaxed).newValue
+        handle?.perform { $0.begin(localID, label: label) }
+        guard let handle else { return Activity(label: label, localID: localID, session: nil) }
+        return Activity(label: label, localID: localID, session: handle)
+    }
+
+    /// Runs `body` while holding an activity labelled `label`; the activity ends when `body`
+    /// returns or throws, and as soon as the task is cancelled.
+    public func tracking<Result>(
+        _ label: String, _ body: (Activity) async throws -> Result
+    ) async rethrows -> Result {
+        let activity = begin(label)
+        defer { activity.end() }
+        return try await withTaskCancellationHandler {
+            try await body(activity)
+        } onCancel: {
+            activity.end()
+        }
+    }
+
+    // MARK: - Watching
+
+    /// The indicator's state: the current state first, then every change. While the service
+    /// is gone it reads as idle with `serviceAvailable` false. Ends when the task stops
+    /// iterating.
+    public func states() -> AsyncStream<IndicatorSnapshot> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: IndicatorSnapshot.self, bufferingPolicy: .bufferingNewest(64))
+        guard let handle else {
+            continuation.yield(.unavailable)
+            continuation.finish()
+            return stream
+        }
+        let id = nextLocalID.add(1, ordering: .relaxed).newValue
+        handle.perform { $0.addObserver(id, continuation) }
+        continuation.onTermination = { [weak handle] _ in
+            handle?.perform { $0.removeObserver(id) }
+        }
+        return stream
+    }
+
+    /// The indicator's state now.
+    public func snapshot() async -> IndicatorSnapshot {
+        for await state in states() { return state }
+        return .unavailable
+    }
+
+    /// Waits until everything reported so far has been answered by the service (or found it
+    /// unavailable). Useful before exiting and in tests.
+    public func flush() async {
+        guard let handle else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            handle.perform { $0.flush { continuation.resume() } }
+        }
+    }
+}
