@@ -5,6 +5,7 @@ let package = Package(
     name: "NetActivity",
     products: [
         .executable(name: "netactivityd", targets: ["netactivityd"]),
+        .executable(name: "netactivity", targets: ["netactivity"]),
         .library(name: "NetActivity", targets: ["NetActivity"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "NetActivityModel", targets: ["NetActivityModel"]),
@@ -27,6 +28,9 @@ let package = Package(
         .executableTarget(name: "netactivityd", dependencies: ["NetActivityService"]),
         // The client library apps import to report and watch network activity.
         .target(name: "NetActivity", dependencies: ["DBus", "NetActivityContract"]),
+        // The `netactivity` command line: status, push/pop, run, watch.
+        .target(name: "NetActivityCLI", dependencies: ["NetActivity", "NetActivityContract", "DBus"]),
+        .executableTarget(name: "netactivity", dependencies: ["NetActivityCLI"]),
         // Private dbus-daemon instances and process helpers for the test suites.
         .target(name: "BusTestSupport", dependencies: ["DBus"], path: "Tests/BusTestSupport"),
 

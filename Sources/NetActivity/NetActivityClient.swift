@@ -15,7 +15,8 @@ public enum Bus: Sendable, Equatable {
     /// A bus at an explicit address such as `unix:path=/run/user/1000/bus`.
     case address(String)
 
-    var busAddress: BusAddress {
+    /// The same bus in the terms of the `DBus` layer.
+    public var busAddress: BusAddress {
         switch self {
         case .session: .session
         case .system: .system

@@ -1,0 +1,89 @@
+import DBus
+import NetActivity
+import NetActivityContract
+
+/// `netactivity`: the command line for people, scripts and panels.
+public enum CLI {
+    /// Runs the command line and returns the exit status.
+    public static func main(_ arguments: [String]) async -> Int32 {
+        let invocation: Invocation
+        do {
+            invocation = try Invocation.parse(arguments)
+        } catch {
+            let hint = error.subcommand.map { "netactivity \($0) --help" } ?? "netactivity --help"
+            Output.error("\(error.description) (see \(hint))")
+            return 2
+        }
+        switch invocation.command {
+        case .help(let topic):
+            Output.line(Help.text(for: topic))
+            return 0
+        case .version:
+            Output.line("netactivity \(Help.version)")
+            return 0
+        case .status(let json):
+            return status(on: invocation.bus, json: json)
+        case .push:
+            return counter("Push", on: invocation.bus)
+        case .pop:
+            return counter("Pop", on: invocation.bus)
+        case .run(let label, let command):
+            return await RunCommand(bus: invocation.bus, label: label, command: command).run()
+        case .watch(let format):
+            return await WatchCommand(bus: invocation.bus, format: format).run()
+        }
+    }
+
+    // MARK: - status, push, pop: one call each
+
+    static func status(on bus: Bus, json: Bool) -> Int32 {
+        do {
+            let reply = try callService(on: bus, "GetAll", [.string(NetActivityBus.interface.rawValue)], interface: .properties)
+            var state = IndicatorSnapshot()
+            state.apply(reply.first?.stringKeyedEntries ?? [:])
+            Output.line(json ? SnapshotFormat.json(state) : SnapshotFormat.status(state))
+            return 0
+        } catch {
+            Output.error(describe(error, on: bus))
+            return 1
+        }
+    }
+
+    static func counter(_ member: MemberName, on bus: Bus) -> Int32 {
+        do {
+            _ = try callService(on: bus, member, [], interface: NetActivityBus.interface)
+            return 0
+        } catch {
+            Output.error(describe(error, on: bus))
+            return 1
+        }
+    }
+
+    private static func callService(
+        on bus: Bus, _ member: MemberName, _ arguments: [Value], interface: InterfaceName
+    ) throws(BusError) -> [Value] {
+        let connection = try Connection(bus.busAddress)
+        let message = try Message.methodCall(
+            destination: NetActivityBus.name, path: NetActivityBus.path, interface: interface, member: member,
+            arguments: arguments)
+        return try connection.call(message, timeout: .seconds(10)).arguments()
+    }
+
+    /// One clear line for a failed call: what the service said, or why it could not be asked.
+    static func describe(_ error: BusError, on bus: Bus) -> String {
+        switch error.name {
+        case .serviceUnknown, .nameHasNoOwner:
+            "the network activity service (\(NetActivityBus.name)) is not running on \(bus.busAddress) and cannot be started"
+        case .noServer, .badAddress, .fileNotFound, .disconnected:
+            "cannot connect to \(bus.busAddress): \(error.message)"
+        case .noReply, .timeout:
+            "the network activity service did not answer: \(error.message)"
+        default:
+            error.message.isEmpty ? error.name.rawValue : "\(error.message) (\(error.name))"
+        }
+    }
+}
+
+extension ErrorName {
+    static let fileNotFound: ErrorName = "org.freedesktop.DBus.Error.FileNotFound"
+}

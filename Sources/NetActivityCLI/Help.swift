@@ -1,0 +1,84 @@
+/// The help texts, one per command.
+enum Help {
+    static let version = "0.1.0"
+
+    static func text(for topic: String?) -> String {
+        switch topic {
+        case "status": status
+        case "push": push
+        case "pop": pop
+        case "run": run
+        case "watch": watch
+        default: main
+        }
+    }
+
+    static let main = """
+        Usage: netactivity [--system | --address ADDR] COMMAND [OPTIONS]
+
+        Reports and shows the desktop's network activity (io.github.netactivity.NetActivity1).
+
+        Commands:
+          status [--json]                    show Active, Visible, Count, Progress and activities
+          push                               add one to the shared counter
+          pop                                take one from the shared counter
+          run [--label TEXT] -- CMD [ARGS]   hold an activity while CMD runs
+          watch [--format plain|json|waybar] print a line per state change (for panels)
+          help [COMMAND]                     show help for a command
+
+        Global options:
+          --system          use the system bus
+          --address ADDR    use the bus at ADDR
+          -h, --help        show this help
+          --version         show the version
+
+        Exit status: 0 on success, 1 when the bus or the service refuses or cannot be reached,
+        2 for a usage error; `run` exits with the command's status.
+        """
+
+    static let status = """
+        Usage: netactivity status [--json]
+
+        Shows whether the network is in use: Active, Visible (the debounced state a panel shows),
+        Count, overall Progress, and every tracked activity with its owner and progress.
+
+          --json    print one JSON object (stable keys: active, visible, count, progress,
+                    activities, service) instead of text
+        """
+
+    static let push = """
+        Usage: netactivity push
+
+        Adds one to the service's shared counter. The counter is not tied to this process:
+        balance it with `netactivity pop`, from this or any other process.
+        """
+
+    static let pop = """
+        Usage: netactivity pop
+
+        Takes one from the shared counter. At zero the service refuses (NotActive): the error is
+        printed and the exit status is 1.
+        """
+
+    static let run = """
+        Usage: netactivity run [--label TEXT] -- CMD [ARGS...]
+
+        Runs CMD while holding a tracked activity labelled TEXT (default: the command line).
+        SIGINT and SIGTERM are passed on to CMD. Exits with CMD's status, or 128+N when CMD died of
+        signal N. If netactivity itself is killed, the service ends the activity on its own.
+
+          -l, --label TEXT    the activity's label
+        """
+
+    static let watch = """
+        Usage: netactivity watch [--format plain|json|waybar]
+
+        Prints the current state, then one line per change, flushed at once (for panels reading a
+        pipe). Keeps going while the service restarts; prints an idle state while it is gone.
+
+          -f, --format plain    a short line for people (default)
+          -f, --format json     one JSON state object per line
+          -f, --format waybar   waybar custom-module JSON: text, tooltip, class (active/idle) and
+                                percentage where progress is known
+        """
+}

@@ -1,0 +1,135 @@
+import NetActivity
+
+/// A parsed `netactivity` command line.
+public struct Invocation: Equatable, Sendable {
+    /// The bus chosen with `--system` / `--address`.
+    public var bus: Bus = .session
+    public var command: Command
+
+    /// The subcommands.
+    public enum Command: Equatable, Sendable {
+        case help(topic: String?)
+        case version
+        case status(json: Bool)
+        case push
+        case pop
+        case run(label: String?, command: [String])
+        case watch(format: WatchFormat)
+    }
+
+    /// How `watch` prints each state.
+    public enum WatchFormat: String, Sendable, CaseIterable {
+        case plain, json, waybar
+    }
+
+    /// A command-line mistake: one line on stderr, exit status 2.
+    public struct UsageError: Error, Equatable, CustomStringConvertible {
+        public var description: String
+        public var subcommand: String?
+    }
+
+    /// Parses the arguments after the program name.
+    public static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
+        var bus = Bus.session
+        var busFlag: String?
+        var rest = arguments[...]
+
+        func take(_ flag: String, from arguments: inout ArraySlice<String>, inline: String?) throws(UsageError) -> String {
+            if let inline { return inline }
+            guard let value = arguments.popFirst() else { throw UsageError(description: "\(flag) needs a value") }
+            return value
+        }
+        func setBus(_ flag: String, _ value: Bus) throws(UsageError) {
+            if let busFlag, busFlag != flag {
+                throw UsageError(description: "\(flag) and \(busFlag) cannot be combined")
+            }
+            busFlag = flag
+            bus = value
+        }
+
+        // Global options come before the subcommand.
+        while let first = rest.first, first.hasPrefix("-") {
+            rest.removeFirst()
+            let (flag, inline) = splitInline(first)
+            switch flag {
+            case "-h", "--help": return Invocation(bus: bus, command: .help(topic: nil))
+            case "--version": return Invocation(bus: bus, command: .version)
+            case "--system": try setBus(flag, .system)
+            case "--address":
+                let address = try take(flag, from: &rest, inline: inline)
+                guard !address.isEmpty else { throw UsageError(description: "--address needs a non-empty address") }
+                try setBus(flag, .address(address))
+            default: throw UsageError(description: "unknown option '\(first)'")
+            }
+        }
+        guard let name = rest.popFirst() else {
+            throw UsageError(description: "missing command (status, push, pop, run, watch)")
+        }
+        let subcommand = name
+        func usage(_ text: String) -> UsageError { UsageError(description: text, subcommand: subcommand) }
+
+        // Subcommand options; `--help` anywhere before `--` asks for that command's help.
+        if rest.prefix(while: { $0 != "--" }).contains(where: { $0 == "--help" || $0 == "-h" }),
+            Self.commands.contains(name)
+        {
+            return Invocation(bus: bus, command: .help(topic: name))
+        }
+        let command: Command
+        switch name {
+        case "help":
+            let topic = rest.popFirst()
+            if let topic, !Self.commands.contains(topic) { throw usage("no help for unknown command '\(topic)'") }
+            command = .help(topic: topic)
+        case "status":
+            var json = false
+            while let argument = rest.popFirst() {
+                guard argument == "--json" else { throw usage("status: unknown argument '\(argument)'") }
+                json = true
+            }
+            command = .status(json: json)
+        case "push", "pop":
+            if let extra = rest.first { throw usage("\(name): unexpected argument '\(extra)'") }
+            command = name == "push" ? .push : .pop
+        case "run":
+            var label: String?
+            while let argument = rest.first, argument.hasPrefix("-") {
+                rest.removeFirst()
+                if argument == "--" { break }
+                let (flag, inline) = splitInline(argument)
+                guard flag == "--label" || flag == "-l" else { throw usage("run: unknown option '\(argument)'") }
+                do { label = try take(flag, from: &rest, inline: inline) } catch { throw usage("run: \(error.description)") }
+            }
+            guard !rest.isEmpty else { throw usage("run: missing command to run (netactivity run [--label TEXT] -- CMD [ARGS...])") }
+            if let label, label.utf8.count > maximumLabelBytes {
+                throw usage("run: the label is \(label.utf8.count) bytes; at most \(maximumLabelBytes) are allowed")
+            }
+            command = .run(label: label, command: Array(rest))
+        case "watch":
+            var format = WatchFormat.plain
+            while let argument = rest.popFirst() {
+                let (flag, inline) = splitInline(argument)
+                guard flag == "--format" || flag == "-f" else { throw usage("watch: unknown argument '\(argument)'") }
+                let value: String
+                do { value = try take(flag, from: &rest, inline: inline) } catch { throw usage("watch: \(error.description)") }
+                guard let chosen = WatchFormat(rawValue: value) else {
+                    throw usage("watch: --format takes plain, json or waybar, not '\(value)'")
+                }
+                format = chosen
+            }
+            command = .watch(format: format)
+        default:
+            throw UsageError(description: "unknown command '\(name)' (status, push, pop, run, watch)")
+        }
+        return Invocation(bus: bus, command: command)
+    }
+
+    /// The service's limit on labels, in UTF-8 bytes.
+    static let maximumLabelBytes = 256
+
+    static let commands: Set<String> = ["status", "push", "pop", "run", "watch", "help"]
+
+    private static func splitInline(_ argument: String) -> (String, String?) {
+        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
+        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+    }
+}

@@ -1,0 +1,95 @@
+import NetActivity
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `netactivity run`: holds a tracked activity while a command runs, like `systemd-inhibit`.
+struct RunCommand {
+    var bus: Bus
+    var label: String?
+    var command: [String]
+
+    /// The label used when none is given: the command line, cut to what the service accepts.
+    var effectiveLabel: String {
+        if let label { return label }
+        var text = ""
+        for character in command.joined(separator: " ") {
+            guard text.utf8.count + String(character).utf8.count <= Invocation.maximumLabelBytes else { break }
+            text.append(character)
+        }
+        return text
+    }
+
+    func run() async -> Int32 {
+        let client = NetActivityClient(bus: bus)
+        let activity = client.begin(effectiveLabel)
+        // The activity is registered (or the service found missing) before the command starts.
+        await client.flush()
+        let status = runChild()
+        activity.end()
+        await client.flush()
+        return status
+    }
+
+    /// Spawns the command with default signal handling, passes SIGINT/SIGTERM/SIGHUP/SIGQUIT on
+    /// to it, and waits. Returns its exit status, 128+N if signal N killed it, 127 if it could
+    /// not be found and 126 if it could not be run.
+    private func runChild() -> Int32 {
+        let forwarded: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signo in forwarded + [SIGPIPE] { sigaddset(&defaults, signo) }
+        var noMask = sigset_t()
+        sigemptyset(&noMask)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &noMask)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        // Block the forwarded signals until the child's pid is known to the handler.
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        for signo in forwarded { sigaddset(&blocked, signo) }
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+
+        var arguments: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+        defer { for argument in arguments { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, command[0], nil, &attributes, &arguments, environ)
+        guard spawned == 0 else {
+            Output.error("cannot run '\(command[0])': \(String(cString: strerror(spawned)))")
+            return spawned == ENOENT ? 127 : 126
+        }
+        forwardedChild = pid
+        for signo in forwarded {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = forwardSignal
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            sigaction(signo, &action, nil)
+        }
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
+
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { return 1 }
+        }
+        forwardedChild = 0
+        // WIFEXITED / WEXITSTATUS / WTERMSIG are macros Swift does not import.
+        let terminatingSignal = status & 0x7F
+        if terminatingSignal == 0 { return (status >> 8) & 0xFF }
+        return 128 + terminatingSignal
+    }
+}
+
+/// The child that forwarded signals go to; read by the signal handler, which may only make
+/// async-signal-safe calls (kill).
+nonisolated(unsafe) private var forwardedChild: pid_t = 0
+
+private let forwardSignal: @convention(c) (Int32) -> Void = { signo in
+    if forwardedChild > 0 { kill(forwardedChild, signo) }
+}

@@ -1,0 +1,135 @@
+import NetActivity
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How a state is shown: to people, to scripts, to panels.
+enum SnapshotFormat {
+    // MARK: - JSON for scripts
+
+    static func json(_ state: IndicatorSnapshot) -> String {
+        JSONText.object([
+            ("active", .bool(state.active)),
+            ("visible", .bool(state.visible)),
+            ("count", .integer(UInt64(state.count))),
+            ("progress", state.progress.map { .number($0) } ?? .null),
+            ("activities", .array(state.activities.map(json))),
+            ("service", .bool(state.serviceAvailable)),
+        ]).text
+    }
+
+    private static func json(_ activity: ActivityInfo) -> JSONText {
+        .object([
+            ("id", .integer(UInt64(activity.id))),
+            ("owner", .string(activity.owner)),
+            ("label", .string(activity.label)),
+            ("completed", .integer(activity.completed)),
+            ("total", .integer(activity.total)),
+            ("started", .integer(activity.started)),
+        ])
+    }
+
+    // MARK: - One line for people
+
+    static func plain(_ state: IndicatorSnapshot) -> String {
+        guard state.serviceAvailable else { return "idle (service unavailable)" }
+        guard state.active else { return "idle" }
+        var line = "active: \(state.count)"
+        if let progress = state.progress { line += " " + percent(progress) }
+        if !state.visible { line += " (not yet shown)" }
+        return line
+    }
+
+    // MARK: - waybar's custom module
+
+    /// waybar's `return-type: json`: `text` (empty hides the module), `tooltip`, `class` and
+    /// `percentage` where progress is known. Follows `Visible`, the anti-flicker state.
+    static func waybar(_ state: IndicatorSnapshot) -> String {
+        let shown = state.visible && state.serviceAvailable
+        var members: [(String, JSONText)] = [
+            ("text", .string(shown ? "⇅ \(state.count)" + (state.progress.map { " " + percent($0) } ?? "") : "")),
+            ("tooltip", .string(tooltip(state))),
+            ("class", .string(shown ? "active" : "idle")),
+        ]
+        if let progress = state.progress {
+            members.append(("percentage", .integer(UInt64((progress * 100).rounded()))))
+        }
+        return JSONText.object(members).text
+    }
+
+    static func tooltip(_ state: IndicatorSnapshot) -> String {
+        guard state.serviceAvailable else { return "Network activity service unavailable" }
+        guard state.active else { return "No network activity" }
+        var lines = ["Network activity: \(state.count)"]
+        for activity in state.activities {
+            lines.append(activity.label + (activity.fraction.map { " " + percent($0) } ?? ""))
+        }
+        let shared = Int(state.count) - state.activities.count
+        if shared > 0 { lines.append("\(shared) other connection" + (shared == 1 ? "" : "s")) }
+        return lines.joined(separator: "\n")
+    }
+
+    // MARK: - `status` for people
+
+    static func status(_ state: IndicatorSnapshot, now: UInt64 = wallMicroseconds()) -> String {
+        var lines = [
+            "Active:     " + (state.active ? "yes" : "no"),
+            "Visible:    " + (state.visible ? "yes" : "no"),
+            "Count:      \(state.count)",
+            "Progress:   " + (state.progress.map(percent) ?? "unknown"),
+        ]
+        if state.activities.isEmpty {
+            lines.append("Activities: none")
+        } else {
+            lines.append("Activities:")
+            for activity in state.activities {
+                var line = "  #\(activity.id) \(printable(activity.label))"
+                if activity.total > 0 {
+                    line += "  \(bytes(activity.completed)) of \(bytes(activity.total))"
+                        + (activity.fraction.map { " (\(percent($0)))" } ?? "")
+                } else if activity.completed > 0 {
+                    line += "  \(bytes(activity.completed))"
+                }
+                line += "  by \(activity.owner)"
+                if now >= activity.started { line += ", for \(duration((now - activity.started) / 1_000_000))" }
+                lines.append(line)
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    // MARK: - Pieces
+
+    static func percent(_ fraction: Double) -> String {
+        "\(Int((min(1, max(0, fraction)) * 100).rounded(.down)))%"
+    }
+
+    static func bytes(_ count: UInt64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        if unit == 0 { return "\(count) B" }
+        return "\((value * 10).rounded() / 10) \(units[unit])"
+    }
+
+    static func duration(_ seconds: UInt64) -> String {
+        if seconds < 60 { return "\(seconds)s" }
+        if seconds < 3600 { return "\(seconds / 60)m \(seconds % 60)s" }
+        return "\(seconds / 3600)h \(seconds % 3600 / 60)m"
+    }
+
+    /// Labels come from other processes: keep control characters off the terminal.
+    static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
+    }
+
+    static func wallMicroseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000 + UInt64(spec.tv_nsec) / 1000
+    }
+}

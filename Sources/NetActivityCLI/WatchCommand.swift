@@ -1,0 +1,29 @@
+import NetActivity
+
+/// `netactivity watch`: a line per state change, for panels reading a pipe.
+struct WatchCommand {
+    var bus: Bus
+    var format: Invocation.WatchFormat
+
+    func run() async -> Int32 {
+        // Problems (service gone) show as idle lines; stderr gets one line per outage.
+        let client = NetActivityClient(bus: bus)
+        var last: String?
+        for await state in client.states() {
+            let line = render(state)
+            guard line != last else { continue }
+            last = line
+            // The panel closed the pipe: nothing left to do.
+            guard Output.write(line + "\n", to: 1) else { return 0 }
+        }
+        return 0
+    }
+
+    func render(_ state: IndicatorSnapshot) -> String {
+        switch format {
+        case .plain: SnapshotFormat.plain(state)
+        case .json: SnapshotFormat.json(state)
+        case .waybar: SnapshotFormat.waybar(state)
+        }
+    }
+}
