@@ -33,12 +33,21 @@ let package = Package(
         .executableTarget(name: "netactivity", dependencies: ["NetActivityCLI"]),
         // Private dbus-daemon instances and process helpers for the test suites.
         .target(name: "BusTestSupport", dependencies: ["DBus"], path: "Tests/BusTestSupport"),
+        // A long-lived client process for tests that SIGKILL a client holding activities.
+        .executableTarget(name: "na-testclient", dependencies: ["DBus"], path: "Tests/TestClientExecutable"),
 
         .testTarget(name: "NetActivityModelTests", dependencies: ["NetActivityModel"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "BusTestSupport"]),
         .testTarget(
             name: "NetActivityServiceTests",
-            dependencies: ["NetActivityService", "DBus", "BusTestSupport", "netactivityd"]
+            dependencies: ["NetActivityService", "DBus", "BusTestSupport", "netactivityd", "na-testclient"]
+        ),
+        .testTarget(
+            name: "NetActivityClientTests",
+            dependencies: [
+                "NetActivity", "NetActivityCLI", "NetActivityContract", "DBus", "BusTestSupport",
+                "netactivityd", "netactivity",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -68,9 +68,11 @@ public final class Service {
         } catch {
             throw StartError(message: "cannot watch the bus for departing clients: \(error.message)")
         }
-        try acquireName(connection)
+        // Handlers go in before the name is taken: a client (or a test) may send SIGTERM the
+        // moment it sees the name owned.
         loop.onSignal(SIGTERM) { [unowned self] in self.shutDown() }
         loop.onSignal(SIGINT) { [unowned self] in self.shutDown() }
+        try acquireName(connection)
     }
 
     private func acquireName(_ connection: Connection) throws(StartError) {

@@ -1,0 +1,247 @@
+import BusTestSupport
+import DBus
+import Foundation
+import FoundationXML
+import NetActivityService
+import Testing
+
+/// CONTRACT.md, "Names": Introspectable on `/` down to the object, `busctl tree`, the
+/// checked-in interface XML, and `org.freedesktop.DBus.Peer`.
+@Suite struct IntrospectionTests {
+    /// `/`, `/io`, … each with the one child node it should list.
+    static let ancestors: [(path: ObjectPath, child: String)] = [
+        ("/", "io"), ("/io", "github"), ("/io/github", "netactivity"),
+        ("/io/github/netactivity", "NetActivity1"),
+    ]
+
+    @Test func busctlTreeShowsTheObject() throws {
+        try requireTool("busctl")
+        let service = try ServiceUnderTest()
+        let result = try service.busctl(["tree", NetActivityBus.name.rawValue])
+        try #require(result.succeeded, "\(result)")
+        // busctl draws the tree below the implicit root `/`: one path per line after the box
+        // drawing characters.
+        let paths = result.stdout.split(separator: "\n").compactMap { line in
+            line.firstIndex(of: "/").map { String(line[$0...]).trimmingCharacters(in: .whitespaces) }
+        }
+        #expect(paths == ["/io", "/io/github", "/io/github/netactivity", "/io/github/netactivity/NetActivity1"],
+                "busctl tree printed:\n\(result.stdout)")
+    }
+
+    @Test func everyAncestorListsItsChildNode() throws {
+        let service = try ServiceUnderTest()
+        let client = try service.client()
+        for (path, child) in Self.ancestors {
+            let document = try XMLDocument(xmlString: try client.introspect(path), options: [])
+            let root = try #require(document.rootElement())
+            #expect(root.name == "node")
+            let children = root.elements(forName: "node").compactMap { $0.attribute(forName: "name")?.stringValue }
+            #expect(children == [child], "Introspect of \(path)")
+            let interfaces = root.elements(forName: "interface").compactMap { $0.attribute(forName: "name")?.stringValue }
+            #expect(interfaces.contains(InterfaceName.introspectable.rawValue), "\(path) lists \(interfaces)")
+            #expect(!interfaces.contains(NetActivityBus.interface.rawValue), "\(path) is not the object")
+        }
+
+        let object = try XMLDocument(xmlString: try client.introspect(NetActivityBus.path), options: [])
+        let root = try #require(object.rootElement())
+        #expect(root.elements(forName: "node").isEmpty, "the object has no children")
+        let interfaces = Set(root.elements(forName: "interface").compactMap { $0.attribute(forName: "name")?.stringValue })
+        #expect(interfaces == [
+            NetActivityBus.interface.rawValue, InterfaceName.properties.rawValue,
+            InterfaceName.introspectable.rawValue, InterfaceName.peer.rawValue,
+        ])
+    }
+
+    @Test func gdbusIntrospectReadsTheObject() throws {
+        try requireTool("gdbus")
+        let service = try ServiceUnderTest()
+        let result = try run("gdbus", [
+            "introspect", "--address", service.bus.address, "--dest", NetActivityBus.name.rawValue,
+            "--object-path", NetActivityBus.path.rawValue,
+        ])
+        try #require(result.succeeded, "\(result)")
+        let text = result.stdout.replacingOccurrences(of: #"\s+"#, with: " ", options: .regularExpression)
+        for expected in [
+            "interface io.github.netactivity.NetActivity1 {", "Push();", "Pop();",
+            "BeginActivity(in s label, out u id);", "UpdateActivity(in u id, in t completed, in t total);",
+            "EndActivity(in u id);", "readonly b Active = false;", "readonly b Visible = false;",
+            "readonly u Count = 0;", "readonly d Progress = -1.0;", "readonly a(ussttt) Activities = [];",
+            "readonly s Version = '", "interface org.freedesktop.DBus.Properties {",
+            "interface org.freedesktop.DBus.Introspectable {", "interface org.freedesktop.DBus.Peer {",
+        ] {
+            #expect(text.contains(expected), "gdbus introspect lacks \(expected.debugDescription):\n\(result.stdout)")
+        }
+
+        let recursive = try run("gdbus", [
+            "introspect", "--address", service.bus.address, "--dest", NetActivityBus.name.rawValue,
+            "--object-path", "/", "--recurse", "--only-properties",
+        ])
+        try #require(recursive.succeeded, "\(recursive)")
+        #expect(recursive.stdout.contains("node /io/github/netactivity/NetActivity1 {"), "\(recursive.stdout)")
+    }
+
+    @Test func runningInterfaceEqualsTheCheckedInXML() throws {
+        let file = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("dbus/io.github.netactivity.NetActivity1.xml")
+        let checkedIn = try InterfaceShape(
+            named: NetActivityBus.interface.rawValue, in: String(contentsOf: file, encoding: .utf8), source: file.path)
+
+        let service = try ServiceUnderTest()
+        let running = try InterfaceShape(
+            named: NetActivityBus.interface.rawValue, in: try service.client().introspect(NetActivityBus.path),
+            source: "Introspect of the running service")
+
+        let differences = running.differences(from: checkedIn)
+        #expect(differences.isEmpty, "the running service and \(file.lastPathComponent) differ:\n\(differences.joined(separator: "\n"))")
+        // The contract's table, so that both sides cannot drift together.
+        #expect(checkedIn.methods.keys.sorted() == ["BeginActivity", "EndActivity", "Pop", "Push", "UpdateActivity"])
+        #expect(checkedIn.properties.mapValues(\.type) == [
+            "Active": "b", "Visible": "b", "Count": "u", "Progress": "d", "Activities": "a(ussttt)", "Version": "s",
+        ])
+        for (name, property) in checkedIn.properties {
+            #expect(property.access == "read", "\(name)")
+            #expect(
+                property.annotations == [InterfaceShape.emitsChangedSignal: name == "Version" ? "const" : "true"],
+                "\(name)")
+        }
+    }
+
+    // MARK: - Peer
+
+    @Test func pingAnswersOnTheObjectWithAndWithoutInterface() throws {
+        let service = try ServiceUnderTest()
+        let client = try service.client()
+        #expect(try client.call("Ping", interface: .peer).isEmpty)
+        #expect(try client.call("Ping", interface: nil).isEmpty)
+    }
+
+    @Test func getMachineIdMatchesTheBusMachineId() throws {
+        let service = try ServiceUnderTest()
+        let client = try service.client()
+        let daemonReply = try client.connection.call(
+            .methodCall(
+                destination: .bus, path: "/org/freedesktop/DBus", interface: .peer, member: "GetMachineId"),
+            timeout: .seconds(10))
+        let expected = try #require(try daemonReply.arguments().first?.string)
+
+        for interface in [InterfaceName.peer, nil] {
+            let reply = try client.call("GetMachineId", interface: interface)
+            #expect(reply.map(\.signature) == ["s"])
+            let id = try #require(reply.first?.string)
+            #expect(id.count == 32 && id.allSatisfy(\.isHexDigit), "not a machine id: \(id.debugDescription)")
+            #expect(id == expected, "the service and dbus-daemon run on the same machine")
+        }
+    }
+}
+
+// MARK: - Comparing interfaces
+
+/// One interface of an introspection document, reduced to what a client depends on:
+/// methods and signals with their arguments, properties with type, access and annotations.
+/// Comments, whitespace and the order of members are ignored; the order of arguments is not.
+struct InterfaceShape {
+    static let emitsChangedSignal = "org.freedesktop.DBus.Property.EmitsChangedSignal"
+
+    struct Argument: Equatable, CustomStringConvertible {
+        var name: String?
+        var type: String
+        var direction: String
+        var description: String { "\(direction) \(type) \(name ?? "(unnamed)")" }
+    }
+
+    struct Member: Equatable {
+        var arguments: [Argument]
+        var annotations: [String: String]
+    }
+
+    struct PropertyShape: Equatable {
+        var type: String
+        var access: String
+        var annotations: [String: String]
+    }
+
+    var methods: [String: Member] = [:]
+    var signals: [String: Member] = [:]
+    var properties: [String: PropertyShape] = [:]
+    var annotations: [String: String] = [:]
+
+    /// Parses the interface called `name` out of introspection XML.
+    ///
+    /// - Throws: `BusTestError` if the XML is malformed, lacks the interface, or holds an
+    ///   element introspection does not define.
+    init(named name: String, in xml: String, source: String) throws {
+        let document = try XMLDocument(xmlString: xml, options: [])
+        guard let root = document.rootElement(), root.name == "node" else {
+            throw BusTestError("\(source): the root element is not <node>")
+        }
+        let matches = root.elements(forName: "interface").filter { $0.attribute(forName: "name")?.stringValue == name }
+        guard matches.count == 1, let interface = matches.first else {
+            throw BusTestError("\(source): \(matches.count) <interface name=\"\(name)\"> elements, expected 1")
+        }
+        for element in Self.childElements(of: interface) {
+            guard let memberName = element.attribute(forName: "name")?.stringValue else {
+                throw BusTestError("\(source): <\(element.name ?? "?")> without a name")
+            }
+            switch element.name {
+            case "method":
+                methods[memberName] = try Self.member(element, defaultDirection: "in", source: source)
+            case "signal":
+                signals[memberName] = try Self.member(element, defaultDirection: "out", source: source)
+            case "property":
+                properties[memberName] = PropertyShape(
+                    type: element.attribute(forName: "type")?.stringValue ?? "",
+                    access: element.attribute(forName: "access")?.stringValue ?? "",
+                    annotations: try Self.annotations(of: element, allowing: [], source: source))
+            case "annotation":
+                annotations[memberName] = element.attribute(forName: "value")?.stringValue ?? ""
+            default:
+                throw BusTestError("\(source): unexpected <\(element.name ?? "?")> in the interface")
+            }
+        }
+    }
+
+    private static func childElements(of element: XMLElement) -> [XMLElement] {
+        (element.children ?? []).compactMap { $0 as? XMLElement }
+    }
+
+    private static func member(_ element: XMLElement, defaultDirection: String, source: String) throws -> Member {
+        Member(
+            arguments: childElements(of: element).filter { $0.name == "arg" }.map { argument in
+                Argument(
+                    name: argument.attribute(forName: "name")?.stringValue,
+                    type: argument.attribute(forName: "type")?.stringValue ?? "",
+                    direction: argument.attribute(forName: "direction")?.stringValue ?? defaultDirection)
+            },
+            annotations: try annotations(of: element, allowing: ["arg"], source: source))
+    }
+
+    private static func annotations(of element: XMLElement, allowing others: Set<String>, source: String) throws -> [String: String] {
+        var result: [String: String] = [:]
+        for child in childElements(of: element) {
+            if child.name == "annotation", let name = child.attribute(forName: "name")?.stringValue {
+                result[name] = child.attribute(forName: "value")?.stringValue ?? ""
+            } else if !others.contains(child.name ?? "") {
+                throw BusTestError("\(source): unexpected <\(child.name ?? "?")> in <\(element.name ?? "?")>")
+            }
+        }
+        return result
+    }
+
+    /// Human-readable differences, `self` being the running service and `other` the file.
+    func differences(from other: InterfaceShape) -> [String] {
+        var lines: [String] = []
+        func compare<Value: Equatable>(_ kind: String, _ mine: [String: Value], _ theirs: [String: Value]) {
+            for name in Set(mine.keys).union(theirs.keys).sorted() where mine[name] != theirs[name] {
+                lines.append(
+                    "\(kind) \(name): service has \(mine[name].map { "\($0)" } ?? "nothing"), "
+                        + "file has \(theirs[name].map { "\($0)" } ?? "nothing")")
+            }
+        }
+        compare("method", methods, other.methods)
+        compare("signal", signals, other.signals)
+        compare("property", properties, other.properties)
+        compare("annotation", annotations, other.annotations)
+        return lines
+    }
+}

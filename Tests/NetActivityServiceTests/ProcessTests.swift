@@ -1,0 +1,176 @@
+import BusTestSupport
+import DBus
+import Foundation
+import NetActivityService
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// CONTRACT.md, "Process behaviour": the name without queueing, `--replace`, SIGTERM/SIGINT,
+/// loss of the bus, and no wake-ups while idle — run as users meet the binary.
+@Suite struct NameOwnershipTests {
+    @Test func secondInstanceExitsOneNamingTheOwner() throws {
+        let service = try ServiceUnderTest()
+        let client = try service.client()
+        let owner = try #require(try client.connection.owner(of: NetActivityBus.name))
+
+        let second = try run(try builtProduct("netactivityd"), ["--address", service.bus.address])
+
+        #expect(second.exitStatus == 1, "\(second)")
+        #expect(
+            second.stderr.contains(owner.rawValue) || second.stderr.contains("\(service.process.pid)"),
+            "stderr names neither \(owner) nor pid \(service.process.pid): \(second.stderr)")
+        #expect(service.process.isRunning)
+        #expect(try client.connection.owner(of: NetActivityBus.name) == owner)
+    }
+
+    @Test func replaceTakesTheNameOverAndTheOldInstanceExitsZero() throws {
+        let service = try ServiceUnderTest()
+        let client = try service.client()
+
+        let successor = try ChildProcess(
+            try builtProduct("netactivityd"), ["--address", service.bus.address, "--replace"])
+        defer {
+            successor.send(signal: SIGTERM)
+            _ = try? successor.waitForExit(timeout: .seconds(10))
+        }
+
+        let old = try service.process.waitForExit(timeout: .seconds(15))
+        #expect(old.exitStatus == 0, "\(old)")
+        try waitUntil("the successor to own \(NetActivityBus.name)") {
+            guard successor.isRunning else { throw BusTestError("the successor exited: \(successor.stderrText)") }
+            return try client.connection.owner(of: NetActivityBus.name) != nil
+        }
+        #expect(try client.connection.processID(of: NetActivityBus.name) == UInt32(successor.pid))
+        try client.call("Push")
+        #expect(try client.count() == 1)
+    }
+
+    @Test(arguments: [SIGTERM, SIGINT])
+    func terminationSignalReleasesTheNameAndExitsZero(signal: Int32) throws {
+        let service = try ServiceUnderTest()
+        let client = try service.client()
+
+        service.process.send(signal: signal)
+        let result = try service.process.waitForExit(timeout: .seconds(15))
+
+        #expect(result.exitStatus == 0, "\(result)")
+        #expect(try client.connection.owner(of: NetActivityBus.name) == nil)
+        // GetNameOwner itself fails for a name nobody owns.
+        let raw = try run(
+            "busctl",
+            ["--address=\(service.bus.address)", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus",
+             "org.freedesktop.DBus", "GetNameOwner", "s", NetActivityBus.name.rawValue])
+        #expect(!raw.succeeded, "\(raw)")
+    }
+
+    @Test func losingTheBusExitsNonZeroWithAMessage() throws {
+        let service = try ServiceUnderTest()
+
+        service.bus.kill()
+        let result = try service.process.waitForExit(timeout: .seconds(15))
+
+        #expect(result.exitStatus != nil, "killed instead of exiting: \(result)")
+        #expect(result.exitStatus != 0, "\(result)")
+        #expect(!result.stderr.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "no message: \(result)")
+    }
+}
+
+// MARK: - Command line
+
+@Suite struct CommandLineTests {
+    @Test func helpListsEveryFlag() throws {
+        let result = try run(try builtProduct("netactivityd"), ["--help"])
+
+        #expect(result.exitStatus == 0, "\(result)")
+        for flag in [
+            "--system", "--address", "--replace", "--throttle-ms", "--activation-delay", "--completion-delay",
+            "--version", "--help",
+        ] {
+            #expect(result.stdout.contains(flag), "--help does not mention \(flag)")
+        }
+    }
+
+    @Test func versionPrintsTheVersion() throws {
+        let result = try run(try builtProduct("netactivityd"), ["--version"])
+
+        #expect(result.exitStatus == 0, "\(result)")
+        #expect(result.stdout.contains(NetActivityBus.version), "\(result)")
+        #expect(result.stdout.filter { $0 == "\n" }.count == 1, "\(result)")
+    }
+
+    @Test(arguments: [
+        ["--bogus"], ["--throttle-ms", "x"], ["--activation-delay", "-1"], ["--address"],
+        ["--completion-delay", "nan"], ["--throttle-ms"],
+    ])
+    func badFlagExitsTwoWithOneLine(arguments: [String]) throws {
+        let result = try run(try builtProduct("netactivityd"), arguments, timeout: .seconds(15))
+
+        #expect(result.exitStatus == 2, "\(result)")
+        #expect(result.stderr.hasSuffix("\n") && result.stderr.filter { $0 == "\n" }.count == 1, "\(result)")
+        #expect(result.stdout.isEmpty, "\(result)")
+    }
+}
+
+// MARK: - Idle
+
+@Suite struct IdleTests {
+    @Test func settledServiceDoesNotWakeUp() throws {
+        let service = try ServiceUnderTest([
+            "--throttle-ms", "50", "--activation-delay", "0.2", "--completion-delay", "0.2",
+        ])
+        let client = try service.client()
+        try client.subscribe()
+
+        // Exercise every timer the service has: throttle windows, both debounce delays.
+        try client.call("Push")
+        _ = try client.waitForSignal(timeout: .seconds(15)) { $0["Visible"] == .boolean(true) }
+        let id = try client.begin("download")
+        try client.call("UpdateActivity", [.uint32(id), .uint64(1), .uint64(2)])
+        try client.call("EndActivity", [.uint32(id)])
+        try client.call("Pop")
+        _ = try client.waitForSignal(timeout: .seconds(15)) { $0["Visible"] == .boolean(false) }
+        // The last deadline has passed; a throttle window still open would close within
+        // this half second, several windows long.
+        _ = client.collectPropertiesChanged(for: .milliseconds(500))
+
+        let before = try ProcessActivity(pid: service.process.pid)
+        Thread.sleep(forTimeInterval: 3)
+        let after = try ProcessActivity(pid: service.process.pid)
+
+        #expect(after.contextSwitches == before.contextSwitches, "woke up while idle: \(before) → \(after)")
+        #expect(after.cpuTicks == before.cpuTicks, "used CPU while idle: \(before) → \(after)")
+        #expect(service.process.isRunning)
+    }
+}
+
+/// A process's context switches (all threads) and CPU time, from /proc.
+private struct ProcessActivity: CustomStringConvertible {
+    var contextSwitches: Int
+    var cpuTicks: Int
+
+    init(pid: Int32) throws {
+        var switches = 0
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
+        for task in tasks {
+            let status = try String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)
+            for line in status.split(separator: "\n")
+            where line.hasPrefix("voluntary_ctxt_switches:") || line.hasPrefix("nonvoluntary_ctxt_switches:") {
+                switches += Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+            }
+        }
+        contextSwitches = switches
+        // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        guard let close = stat.lastIndex(of: ")") else { throw BusTestError("unreadable /proc/\(pid)/stat") }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else {
+            throw BusTestError("unreadable /proc/\(pid)/stat: \(stat)")
+        }
+        cpuTicks = user + system
+    }
+
+    var description: String { "\(contextSwitches) context switches, \(cpuTicks) CPU ticks" }
+}

@@ -1,0 +1,299 @@
+import BusTestSupport
+import DBus
+import Foundation
+import NetActivityService
+import Testing
+
+/// CONTRACT.md, "Properties": PropertiesChanged only on real change, `Active` (and a
+/// leading-edge `Count`) signalled before the reply of the call that caused it, the throttle,
+/// and the `Visible` debounce — all observed on the wire from the real binary.
+@Suite struct SignalOrderingTests {
+    // MARK: - Signal before reply
+
+    @Test(arguments: ["0", "50", "1000"])
+    func pushThatActivatesIsSignalledBeforeItsReply(throttleMilliseconds: String) throws {
+        let service = try ServiceUnderTest(throttled(throttleMilliseconds))
+        let client = try service.client()
+        try client.subscribe()
+
+        let exchange = try client.exchange("Push")
+
+        #expect(exchange.reply.kind == .methodReturn, "Push failed: \(exchange.reply.error as Any)")
+        // One signal carries Active and the leading-edge Count, and it comes before the reply.
+        let activating = exchange.signalsBefore.first { $0["Active"] != nil }
+        #expect(activating?["Active"] == .boolean(true), "signals before the reply: \(exchange.signalsBefore)")
+        #expect(activating?["Count"] == .uint32(1), "leading-edge Count not in the Active signal: \(exchange.signalsBefore)")
+        #expect(exchange.signalsAfter(within: .milliseconds(300)).allSatisfy { $0["Active"] == nil })
+    }
+
+    @Test(arguments: ["0", "50"])
+    func popThatDeactivatesIsSignalledBeforeItsReply(throttleMilliseconds: String) throws {
+        let service = try ServiceUnderTest(throttled(throttleMilliseconds))
+        let client = try service.client()
+        try client.call("Push")
+        try client.subscribe()
+        // A time window must pass here, not an event: past the Push's throttle window (timed
+        // from before its reply), the Pop is a leading edge whatever the throttle.
+        Thread.sleep(forTimeInterval: 0.2)
+
+        let exchange = try client.exchange("Pop")
+
+        #expect(exchange.reply.kind == .methodReturn, "Pop failed: \(exchange.reply.error as Any)")
+        let deactivating = exchange.signalsBefore.first { $0["Active"] != nil }
+        #expect(deactivating?["Active"] == .boolean(false), "signals before the reply: \(exchange.signalsBefore)")
+        #expect(deactivating?["Count"] == .uint32(0), "leading-edge Count not in the Active signal: \(exchange.signalsBefore)")
+    }
+
+    @Test func beginAndEndActivityAreSignalledBeforeTheirReplies() throws {
+        let service = try ServiceUnderTest(throttled("50"))
+        let client = try service.client()
+        try client.subscribe()
+
+        let begin = try client.exchange("BeginActivity", [.string("download")])
+        let id = try #require(try begin.reply.arguments().first?.uint32, "BeginActivity: \(begin.reply.error as Any)")
+        let activating = begin.signalsBefore.first { $0["Active"] != nil }
+        #expect(activating?["Active"] == .boolean(true), "signals before the reply: \(begin.signalsBefore)")
+        #expect(activating?["Count"] == .uint32(1))
+        #expect(activityIDs(in: activating?["Activities"]) == [id])
+
+        Thread.sleep(forTimeInterval: 0.2)  // let the window of the Begin close
+        let end = try client.exchange("EndActivity", [.uint32(id)])
+        #expect(end.reply.kind == .methodReturn, "EndActivity failed: \(end.reply.error as Any)")
+        let deactivating = end.signalsBefore.first { $0["Active"] != nil }
+        #expect(deactivating?["Active"] == .boolean(false), "signals before the reply: \(end.signalsBefore)")
+        #expect(deactivating?["Count"] == .uint32(0))
+        #expect(activityIDs(in: deactivating?["Activities"]) == [])
+    }
+
+    // MARK: - Only real changes
+
+    @Test func secondPushAnnouncesCountButNotActive() throws {
+        let service = try ServiceUnderTest()  // throttle 0, no debounce delays
+        let client = try service.client()
+        try client.subscribe()
+
+        let first = try client.exchange("Push")
+        #expect(first.signalsBefore.contains { $0["Active"] == .boolean(true) })
+        let second = try client.exchange("Push")
+
+        #expect(second.signalsBefore.count == 1, "signals before the second Push's reply: \(second.signalsBefore)")
+        #expect(second.signalsBefore.first?["Count"] == .uint32(2))
+        #expect(second.signalsBefore.first?["Active"] == nil, "Active announced though it stayed true")
+        #expect(second.signalsBefore.first?["Visible"] == nil, "Visible announced though it stayed true")
+    }
+
+    @Test func failingPopAnnouncesNothing() throws {
+        let service = try ServiceUnderTest()
+        let client = try service.client()
+        try client.subscribe()
+
+        let pop = try client.exchange("Pop")
+        #expect(pop.reply.errorName == .notActive)
+        #expect(pop.signalsBefore.isEmpty, "a failed Pop announced \(pop.signalsBefore)")
+
+        // Anything the failed Pop had queued would arrive before the next change's signal.
+        let push = try client.exchange("Push")
+        #expect(push.signalsBefore.count == 1, "\(push.signalsBefore)")
+        #expect(push.signalsBefore.first?["Active"] == .boolean(true))
+        #expect(push.signalsBefore.first?["Count"] == .uint32(1))
+    }
+
+    @Test func updateWithTheSameProgressAnnouncesNothing() throws {
+        let service = try ServiceUnderTest()
+        let client = try service.client()
+        let id = try client.begin("upload")
+        try client.subscribe()
+
+        let first = try client.exchange("UpdateActivity", [.uint32(id), .uint64(5), .uint64(10)])
+        #expect(first.signalsBefore.first?["Progress"] == .double(0.5), "\(first.signalsBefore)")
+        let repeated = try client.exchange("UpdateActivity", [.uint32(id), .uint64(5), .uint64(10)])
+        #expect(repeated.reply.kind == .methodReturn)
+        #expect(repeated.signalsBefore.isEmpty, "an update that changed nothing announced \(repeated.signalsBefore)")
+
+        let push = try client.exchange("Push")
+        #expect(push.signalsBefore.count == 1, "\(push.signalsBefore)")
+        #expect(push.signalsBefore.first?.keys.sorted() == ["Count"], "\(push.signalsBefore)")
+    }
+
+    @Test func changesThatCancelOutWithinTheWindowAreNotAnnounced() throws {
+        let service = try ServiceUnderTest(throttled("1000"))
+        let observer = try service.client()
+        try observer.subscribe()
+        let client = try service.client()
+
+        // One read of the service's socket, far less than the 1 s window: Count goes 1, 2, 1.
+        let replies = try client.sendAll(["Push", "Push", "Pop"])
+        #expect(replies.allSatisfy { $0.kind == .methodReturn })
+
+        // The trailing edge finds Count back at its announced value: nothing to send.
+        let signals = observer.collectPropertiesChanged(for: .milliseconds(2_500))
+        let counts = signals.compactMap { $0["Count"] }
+        #expect(counts == [.uint32(1)], "Count signals: \(signals)")
+        #expect(signals.count == 1, "signals: \(signals)")
+    }
+}
+
+// MARK: - Throttle
+
+@Suite struct ThrottleTests {
+    @Test func floodOfTenThousandCallsIsThrottled() throws {
+        let window = 0.2
+        let service = try ServiceUnderTest(throttled("200"))
+        let observer = try service.client()
+        try observer.subscribe()
+        let senders = [try service.client(), try service.client()]
+        try observer.call("Push")  // Active stays true through the flood
+        _ = try observer.waitForSignal(timeout: .seconds(15)) { $0["Active"] == .boolean(true) }
+
+        // Each sender repeats Push, Push, Pop: Count never falls below 1 and ends at a value
+        // no earlier moment had, so the last signal must carry exactly it.
+        let rounds = 1_667
+        let pattern: [MemberName] = ["Push", "Push", "Pop"]
+        let calls = Array(repeating: pattern, count: rounds).flatMap { $0 }
+        let finalCount = UInt32(1 + senders.count * rounds)
+        let started = ContinuousClock.now
+        var waiting: [[UInt32]] = []
+        for sender in senders {
+            waiting.append(try calls.map { try sender.send($0) })
+        }
+        for sender in senders { sender.connection.flush() }
+        for (sender, serials) in zip(senders, waiting) {
+            let replies = try sender.replies(to: serials, timeout: .seconds(120))
+            let failed = replies.filter { $0.kind != .methodReturn }
+            #expect(failed.isEmpty, "\(failed.count) calls failed, e.g. \(failed.first?.error as Any)")
+        }
+
+        var signals: [[String: Value]] = []
+        var finished: ContinuousClock.Instant?
+        while finished == nil, let changed = observer.nextPropertiesChanged(timeout: .seconds(30)) {
+            signals.append(changed)
+            if changed["Count"] == .uint32(finalCount) { finished = .now }
+        }
+        let end = try #require(finished, "no Count signal with the final value \(finalCount); got \(signals.suffix(5))")
+        // Anything still pending would come within a window or two.
+        signals += observer.collectPropertiesChanged(for: .seconds(window * 3))
+
+        let countSignals = signals.filter { $0["Count"] != nil }
+        let elapsed = (end - started) / .seconds(window)
+        let callCount = senders.count * calls.count
+        #expect(callCount >= 10_000)
+        // A leading edge, then at most one signal per window, then the trailing one. The
+        // measured time only overstates the service's, so the bound is one-sided.
+        #expect(Double(countSignals.count) <= elapsed.rounded(.up) + 2, "\(countSignals.count) Count signals in \(elapsed) windows")
+        #expect(countSignals.count * 20 < callCount, "\(countSignals.count) Count signals for \(callCount) calls")
+        #expect(countSignals.last?["Count"] == .uint32(finalCount), "last Count signal: \(countSignals.last as Any)")
+        #expect(try observer.count() == finalCount)
+        // Active never changed during the flood: it was announced only by the first Push,
+        // which this observer read before the flood began.
+        #expect(signals.allSatisfy { $0["Active"] == nil }, "Active announced during the flood")
+    }
+
+    @Test func zeroWindowSendsEveryChange() throws {
+        let service = try ServiceUnderTest(throttled("0"))
+        let observer = try service.client()
+        try observer.subscribe()
+        let client = try service.client()
+
+        let calls = Array(repeating: "Push" as MemberName, count: 200) + Array(repeating: "Pop" as MemberName, count: 100)
+        let replies = try client.sendAll(calls)
+        #expect(replies.allSatisfy { $0.kind == .methodReturn })
+
+        var counts: [UInt32] = []
+        var actives: [Bool] = []
+        while counts.count < calls.count, let changed = observer.nextPropertiesChanged(timeout: .seconds(30)) {
+            if let count = changed["Count"]?.uint32 { counts.append(count) }
+            if let active = changed["Active"]?.bool { actives.append(active) }
+        }
+        let expected = Array(UInt32(1)...200) + Array((UInt32(100)...199).reversed())
+        #expect(counts == expected, "got \(counts.count) Count signals: \(counts.prefix(10))…\(counts.suffix(10))")
+        #expect(actives == [true])
+    }
+}
+
+// MARK: - Visible debounce
+
+/// AFNetworking's anti-flicker rule. The delays are timed with `--activation-delay 0.5
+/// --completion-delay 0.3`; the "never" cases use longer delays, because a pair of calls sent
+/// together must reach the service well within the delay even on a busy machine.
+@Suite struct VisibilityTests {
+    static let arguments = ["--throttle-ms", "0", "--activation-delay", "0.5", "--completion-delay", "0.3"]
+
+    @Test func activityShorterThanTheActivationDelayNeverShows() throws {
+        let service = try ServiceUnderTest(["--throttle-ms", "0", "--activation-delay", "1.5", "--completion-delay", "0.3"])
+        let observer = try service.client()
+        try observer.subscribe()
+        let client = try service.client()
+
+        let replies = try client.sendAll(["Push", "Pop"])
+        #expect(replies.allSatisfy { $0.kind == .methodReturn })
+
+        // Well past the activation delay counted from the Push.
+        let signals = observer.collectPropertiesChanged(for: .milliseconds(2_200))
+        #expect(signals.compactMap { $0["Active"] } == [.boolean(true), .boolean(false)], "\(signals)")
+        #expect(signals.allSatisfy { $0["Visible"] == nil }, "Visible flickered: \(signals)")
+        #expect(try observer.property("Visible") == .boolean(false))
+    }
+
+    @Test func sustainedActivityShowsAfterTheActivationDelay() throws {
+        let service = try ServiceUnderTest(Self.arguments)
+        let client = try service.client()
+        try client.subscribe()
+
+        let pushed = ContinuousClock.now
+        let push = try client.exchange("Push")
+        #expect(push.signalsBefore.allSatisfy { $0["Visible"] == nil }, "Visible at once: \(push.signalsBefore)")
+        #expect(try client.property("Visible") == .boolean(false))
+
+        let shown = try client.waitForSignal(timeout: .seconds(15)) { $0["Visible"] != nil }
+        let delay = ContinuousClock.now - pushed
+        #expect(shown["Visible"] == .boolean(true))
+        #expect(delay >= .milliseconds(450), "Visible after \(delay)")
+        #expect(delay < .seconds(10), "Visible after \(delay)")
+        #expect(try client.property("Visible") == .boolean(true))
+    }
+
+    @Test func gapShorterThanTheCompletionDelayNeverHides() throws {
+        let service = try ServiceUnderTest(["--throttle-ms", "0", "--activation-delay", "0.5", "--completion-delay", "1.5"])
+        let observer = try service.client()
+        try observer.subscribe()
+        let client = try service.client()
+        try client.call("Push")
+        _ = try observer.waitForSignal(timeout: .seconds(15)) { $0["Visible"] == .boolean(true) }
+
+        let replies = try client.sendAll(["Pop", "Push"])
+        #expect(replies.allSatisfy { $0.kind == .methodReturn })
+
+        // Well past the completion delay counted from the Pop.
+        let signals = observer.collectPropertiesChanged(for: .milliseconds(2_200))
+        #expect(signals.compactMap { $0["Active"] } == [.boolean(false), .boolean(true)], "\(signals)")
+        #expect(signals.allSatisfy { $0["Visible"] == nil }, "Visible flickered: \(signals)")
+        #expect(try observer.property("Visible") == .boolean(true))
+    }
+
+    @Test func visibleTurnsFalseAfterTheCompletionDelay() throws {
+        let service = try ServiceUnderTest(Self.arguments)
+        let client = try service.client()
+        try client.subscribe()
+        try client.call("Push")
+        _ = try client.waitForSignal(timeout: .seconds(15)) { $0["Visible"] == .boolean(true) }
+
+        let popped = ContinuousClock.now
+        let pop = try client.exchange("Pop")
+        #expect(pop.signalsBefore.contains { $0["Active"] == .boolean(false) })
+        #expect(pop.signalsBefore.allSatisfy { $0["Visible"] == nil }, "hidden at once: \(pop.signalsBefore)")
+
+        let hidden = try client.waitForSignal(timeout: .seconds(15)) { $0["Visible"] != nil }
+        let delay = ContinuousClock.now - popped
+        #expect(hidden["Visible"] == .boolean(false))
+        #expect(delay >= .milliseconds(250), "hidden after \(delay)")
+        #expect(delay < .seconds(10), "hidden after \(delay)")
+    }
+}
+
+// MARK: - Arguments
+
+/// Service arguments with the given throttle window and no debounce delays, so `Visible`
+/// flips together with `Active` and never arrives late.
+private func throttled(_ milliseconds: String) -> [String] {
+    ["--throttle-ms", milliseconds, "--activation-delay", "0", "--completion-delay", "0"]
+}

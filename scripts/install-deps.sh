@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Installs the Debian packages NetActivity needs to build, run and test: only those missing,
+# and without touching apt at all when nothing is. Used by `make deps`.
+set -euo pipefail
+
+# need CHECK PACKAGE...: when CHECK fails, the first PACKAGE the archive has is installed.
+# Debian 12 splits dbus into dbus-daemon and dbus-bin; older releases ship both in "dbus".
+missing=()
+need() {
+    local check=$1
+    shift
+    if ! bash -c "$check" >/dev/null 2>&1; then
+        missing+=("$*")
+    fi
+}
+need 'command -v pkg-config' pkg-config
+need 'pkg-config --exists dbus-1' libdbus-1-dev
+need 'command -v dbus-daemon' dbus-daemon dbus
+need 'command -v dbus-send && command -v dbus-monitor' dbus-bin dbus
+need 'command -v busctl' systemd
+need 'command -v gdbus' libglib2.0-bin
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "deps: everything needed is installed"
+    exit 0
+fi
+
+if ! command -v apt-get >/dev/null; then
+    echo "deps: missing, and no apt-get to install them: ${missing[*]}" >&2
+    exit 1
+fi
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null; then
+        echo "deps: missing ${missing[*]}; run as root (or install sudo) to install them" >&2
+        exit 1
+    fi
+    sudo=(sudo)
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+echo "deps: apt-get update"
+"${sudo[@]}" apt-get update -q
+
+available() {
+    apt-cache policy "$1" 2>/dev/null | grep -q 'Candidate: [^(]'
+}
+packages=()
+for alternatives in "${missing[@]}"; do
+    chosen=""
+    for package in $alternatives; do
+        if available "$package"; then
+            chosen=$package
+            break
+        fi
+    done
+    if [ -z "$chosen" ]; then
+        echo "deps: no package in the archive provides what needs one of: $alternatives" >&2
+        exit 1
+    fi
+    if [[ " ${packages[*]} " != *" $chosen "* ]]; then
+        packages+=("$chosen")
+    fi
+done
+
+echo "deps: installing ${packages[*]}"
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${packages[@]}"
