@@ -161,11 +161,14 @@ public final class EventLoop: @unchecked Sendable {
 
     // MARK: - Running
 
-    /// Runs until `stop()`.
+    /// Runs until `stop()`; returns at once if `stop()` came first.
     public func run() {
         loopThread.withLock { $0 = pthread_self() }
-        defer { loopThread.withLock { $0 = nil } }
-        stopRequested.store(false, ordering: .sequentiallyConsistent)
+        defer {
+            loopThread.withLock { $0 = nil }
+            // Cleared on the way out, not on the way in: a stop() that came before run() counts.
+            stopRequested.store(false, ordering: .sequentiallyConsistent)
+        }
         while !stopRequested.load(ordering: .sequentiallyConsistent) {
             runOnce()
         }

@@ -133,6 +133,11 @@ public final class Message: @unchecked Sendable {
     public func append(_ values: [Value]) throws(BusError) {
         guard !values.isEmpty else { return }
         for value in values { try value.validateForEncoding() }
+        // libdbus does not check the body's whole signature against the 255-byte limit.
+        let length = signature.rawValue.utf8.count + values.reduce(0) { $0 + $1.signatureText.utf8.count }
+        guard length <= 255 else {
+            throw BusError(.invalidArgs, "the message's signature would be \(length) bytes; D-Bus allows 255")
+        }
         var iter = DBusMessageIter()
         dbus_message_iter_init_append(raw, &iter)
         for value in values { try value.encode(into: &iter) }

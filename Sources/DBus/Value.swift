@@ -109,40 +109,66 @@ extension Value {
 extension Value {
     /// Checks what libdbus would otherwise abort on: array elements that do not match the
     /// declared element type, dictionary entries outside arrays, empty structs, strings with an
-    /// embedded NUL, and signatures beyond the D-Bus limits.
+    /// embedded NUL, and nesting beyond the D-Bus limits (32 arrays, 32 structs, 64 containers
+    /// in all, variants included).
     func validateForEncoding() throws(BusError) {
+        try validateForEncoding(depth: Depth())
+    }
+
+    /// How deep a value sits, counted through variants as the bus counts it.
+    private struct Depth {
+        var arrays = 0
+        var structs = 0
+        var total = 0
+
+        func entering(array: Bool = false, structure: Bool = false) throws(BusError) -> Depth {
+            var next = self
+            next.total += 1
+            if array { next.arrays += 1 }
+            if structure { next.structs += 1 }
+            guard next.arrays <= 32, next.structs <= 32, next.total <= 64 else {
+                throw BusError(.invalidArgs, "value nested deeper than D-Bus allows (32 arrays, 32 structs, 64 in all)")
+            }
+            return next
+        }
+    }
+
+    private func validateForEncoding(depth: Depth) throws(BusError) {
         guard signature.isSingleCompleteType else {
             throw BusError(.invalidArgs, "'\(signatureText)' is not a valid single complete type")
         }
-        try validateContents(insideArray: false)
+        try validateContents(insideArray: false, depth: depth)
     }
 
-    private func validateContents(insideArray: Bool) throws(BusError) {
+    private func validateContents(insideArray: Bool, depth: Depth) throws(BusError) {
         switch self {
         case .string(let text):
             guard !text.utf8.contains(0) else {
                 throw BusError(.invalidArgs, "strings may not contain NUL characters")
             }
         case .array(let element, let values):
+            let inner = try depth.entering(array: true)
             for value in values {
                 guard value.signatureText == element.rawValue else {
                     throw BusError(
                         .invalidArgs,
                         "array of '\(element)' holds an element of type '\(value.signatureText)'")
                 }
-                try value.validateContents(insideArray: true)
+                try value.validateContents(insideArray: true, depth: inner)
             }
         case .structure(let fields):
             guard !fields.isEmpty else { throw BusError(.invalidArgs, "structs need at least one field") }
-            for field in fields { try field.validateContents(insideArray: false) }
+            let inner = try depth.entering(structure: true)
+            for field in fields { try field.validateContents(insideArray: false, depth: inner) }
         case .dictEntry(let key, let value):
             guard insideArray else {
                 throw BusError(.invalidArgs, "a dictionary entry may only stand inside an array")
             }
-            try key.validateContents(insideArray: false)
-            try value.validateContents(insideArray: false)
+            let inner = try depth.entering(structure: true)
+            try key.validateContents(insideArray: false, depth: inner)
+            try value.validateContents(insideArray: false, depth: inner)
         case .variant(let inner):
-            try inner.validateForEncoding()
+            try inner.validateForEncoding(depth: try depth.entering())
         default:
             break
         }

@@ -1,0 +1,312 @@
+import BusTestSupport
+import DBus
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The poll(2) loop: timers, work posted from other threads, stopping, and signals.
+@Suite struct EventLoopTests {
+    // MARK: - Timers
+
+    @Test func timersFireOnceInDeadlineOrder() throws {
+        let loop = try EventLoop()
+        let fired = Log<String>()
+        let done = DispatchSemaphore(value: 0)
+        loop.schedule(after: .milliseconds(30)) { fired.append("c") }
+        loop.schedule(after: .milliseconds(10)) { fired.append("a") }
+        loop.schedule(after: .milliseconds(40)) { fired.append("d") }
+        loop.schedule(after: .milliseconds(20)) { fired.append("b") }
+        loop.schedule(after: .zero) { fired.append("now") }
+        // Comes after all the others; anything firing twice would show up before it.
+        loop.schedule(after: .milliseconds(80)) { fired.append("end"); done.signal() }
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        try wait(done, for: "the last timer")
+        #expect(fired.all == ["now", "a", "b", "c", "d", "end"])
+    }
+
+    /// Keeps the loop's first turn busy until `duration` has passed, so every timer due by
+    /// then fires in that one turn.
+    static func holdFirstTurn(of loop: EventLoop, for duration: Duration) {
+        let until = monotonicNow() + duration
+        loop.post {
+            while monotonicNow() < until {}
+        }
+    }
+
+    @Test func timersDueInTheSameTurnFireInDeadlineOrder() throws {
+        let loop = try EventLoop()
+        let fired = Log<Int>()
+        let done = DispatchSemaphore(value: 0)
+        // Later scheduled and longer delayed: deadlines strictly increase with the index,
+        // whatever order the loop keeps its timers in.
+        for index in 0..<40 {
+            loop.schedule(after: .microseconds(10 * index)) { fired.append(index) }
+        }
+        loop.schedule(after: .milliseconds(20)) { done.signal() }
+        Self.holdFirstTurn(of: loop, for: .milliseconds(5))
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        try wait(done, for: "the last timer")
+        #expect(fired.all == Array(0..<40))
+    }
+
+    @Test func cancelledTimerNeverFires() throws {
+        let loop = try EventLoop()
+        let fired = Log<String>()
+        let done = DispatchSemaphore(value: 0)
+        let cancelled = loop.schedule(after: .milliseconds(5)) { fired.append("cancelled") }
+        loop.cancel(cancelled)
+        let later = loop.schedule(after: .milliseconds(30)) { fired.append("cancelled by an earlier timer") }
+        loop.schedule(after: .milliseconds(10)) {
+            fired.append("canceller")
+            loop.cancel(later)
+        }
+        let immediate = loop.schedule(after: .zero) { fired.append("cancelled immediate") }
+        loop.cancel(immediate)
+        loop.schedule(after: .milliseconds(60)) { fired.append("end"); done.signal() }
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        try wait(done, for: "the last timer")
+        #expect(fired.all == ["canceller", "end"])
+        // Cancelling a timer that already fired is harmless.
+        try thread.sync { loop.cancel(later); loop.cancel(cancelled) }
+    }
+
+    @Test func cancelInTheSameTurnStopsATimerThatIsAlreadyDue() throws {
+        let loop = try EventLoop()
+        let fired = Log<String>()
+        let done = DispatchSemaphore(value: 0)
+        var second: EventLoop.TimerID?
+        loop.schedule(after: .nanoseconds(-2)) {
+            fired.append("first")
+            if let second { loop.cancel(second) }
+        }
+        second = loop.schedule(after: .microseconds(1)) { fired.append("second") }
+        loop.schedule(after: .milliseconds(20)) { done.signal() }
+        Self.holdFirstTurn(of: loop, for: .milliseconds(2))
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        try wait(done, for: "the last timer")
+        #expect(fired.all == ["first"])
+    }
+
+    @Test(arguments: [1, 15, 40])
+    func timersDoNotFireEarly(milliseconds: Int) throws {
+        let loop = try EventLoop()
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        let elapsed = Mutex<Duration?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        loop.post {
+            let start = monotonicNow()
+            loop.schedule(after: .milliseconds(milliseconds)) {
+                elapsed.withLock { $0 = monotonicNow() - start }
+                done.signal()
+            }
+        }
+        try wait(done, for: "a \(milliseconds) ms timer")
+        let measured = try #require(elapsed.withLock { $0 })
+        #expect(measured >= .milliseconds(milliseconds), "fired after \(measured)")
+    }
+
+    @Test func timerScheduledFromATimerFires() throws {
+        let loop = try EventLoop()
+        let done = DispatchSemaphore(value: 0)
+        loop.schedule(after: .milliseconds(1)) {
+            loop.schedule(after: .milliseconds(5)) {
+                loop.schedule(after: .zero) { done.signal() }
+            }
+        }
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        try wait(done, for: "the third chained timer")
+    }
+
+    // MARK: - Posting and stopping
+
+    @Test func postedWorkRunsOnTheLoopThreadInOrder() throws {
+        let loop = try EventLoop()
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        let loopThreadID = try thread.sync { pthread_self() }
+        #expect(pthread_equal(loopThreadID, pthread_self()) == 0)
+
+        let ranOnLoop = Log<Bool>()
+        let order = Log<(Int, Int)>()
+        let group = DispatchGroup()
+        for poster in 0..<4 {
+            group.enter()
+            let posting = Thread {
+                for index in 0..<100 {
+                    loop.post {
+                        ranOnLoop.append(pthread_equal(pthread_self(), loopThreadID) != 0)
+                        order.append((poster, index))
+                    }
+                }
+                group.leave()
+            }
+            posting.start()
+        }
+        #expect(group.wait(timeout: .now() + 10) == .success)
+        try thread.sync {}
+        #expect(ranOnLoop.all.count == 400)
+        #expect(ranOnLoop.all.allSatisfy { $0 })
+        for poster in 0..<4 {
+            #expect(order.all.filter { $0.0 == poster }.map(\.1) == Array(0..<100))
+        }
+    }
+
+    @Test func stopFromAnotherThreadEndsAnIdleRun() throws {
+        let loop = try EventLoop()
+        let thread = try LoopThread(loop)
+        // Nothing is scheduled: the loop sleeps in poll(2) with no timeout until woken.
+        try thread.stop(timeout: .seconds(5))
+    }
+
+    @Test func stopEndsRunWithTimersPending() throws {
+        let loop = try EventLoop()
+        let fired = Log<String>()
+        loop.schedule(after: .seconds(60)) { fired.append("far future") }
+        let thread = try LoopThread(loop)
+        try thread.stop(timeout: .seconds(5))
+        #expect(fired.all.isEmpty)
+    }
+
+    @Test func stoppedLoopRunsAgain() throws {
+        let loop = try EventLoop()
+        try LoopThread(loop).stop()
+        let fired = Log<String>()
+        let done = DispatchSemaphore(value: 0)
+        loop.schedule(after: .milliseconds(1)) { fired.append("second run"); done.signal() }
+        let again = try LoopThread(loop)
+        defer { try? again.stop() }
+        try wait(done, for: "a timer in the second run")
+        #expect(fired.all == ["second run"])
+    }
+
+    @Test func stopBeforeRunIsNotLost() throws {
+        // A thread that starts a loop and asks it to stop straight away must not depend on the
+        // loop thread having reached run() first.
+        let loop = try EventLoop()
+        loop.stop()
+        let finished = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            loop.run()
+            finished.signal()
+        }
+        thread.start()
+        let returned = finished.wait(timeout: .now() + 2) == .success
+        #expect(returned, "run() kept going after stop() was called before it started")
+        if !returned {
+            loop.stop()
+            try wait(finished, for: "run() to return after a second stop()")
+        }
+    }
+
+    // MARK: - Idle
+
+    @Test func idleLoopWithAConnectionStaysAsleep() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let connection = try Connection(.address(bus.address))
+        // The bus's greeting may still be on its way; the window must not include reading it.
+        let greeted = DispatchSemaphore(value: 0)
+        connection.addFilter { message in
+            if message.isSignal(.bus, "NameAcquired") { greeted.signal() }
+            return false
+        }
+        let loop = try EventLoop()
+        loop.attach(connection)
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        try wait(greeted, for: "NameAcquired at the filter")
+        let usage = try IdleWindow.measure(thread)
+        #expect(usage.cpu < .milliseconds(20), "\(usage)")
+        #expect(usage.wakeUps <= 1, "\(usage)")
+    }
+
+    @Test func loopStaysAsleepAfterTheBusDies() throws {
+        let bus = try PrivateBus()
+        let connection = try Connection(.address(bus.address))
+        let disconnected = DispatchSemaphore(value: 0)
+        connection.addFilter { message in
+            if message.isSignal(.local, "Disconnected") { disconnected.signal() }
+            return false
+        }
+        let loop = try EventLoop()
+        loop.attach(connection)
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        bus.kill()
+        try wait(disconnected, for: "Disconnected at the filter")
+        let usage = try IdleWindow.measure(thread)
+        #expect(usage.cpu < .milliseconds(20), "a dead connection keeps the loop busy: \(usage)")
+        #expect(usage.wakeUps <= 1, "a dead connection keeps the loop busy: \(usage)")
+    }
+
+    // MARK: - Signals
+
+    @Test func signalRunsItsActionOnTheLoop() throws {
+        let loop = try EventLoop()
+        let done = DispatchSemaphore(value: 0)
+        let onLoop = Log<Bool>()
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        let loopThreadID = try thread.sync { pthread_self() }
+        try thread.sync {
+            loop.onSignal(SIGUSR2) {
+                onLoop.append(pthread_equal(pthread_self(), loopThreadID) != 0)
+                done.signal()
+            }
+        }
+        kill(getpid(), SIGUSR2)
+        try wait(done, for: "the SIGUSR2 action")
+        #expect(onLoop.all == [true])
+    }
+}
+
+/// What one thread did during a quarter of a second in which it had nothing to do.
+///
+/// Idleness has no event to wait for: the window is a measurement, not a synchronisation.
+struct IdleWindow: CustomStringConvertible {
+    var cpu: Duration
+    var wakeUps: Int
+
+    var description: String { "\(cpu) on the CPU and \(wakeUps) wake-ups in 250 ms" }
+
+    static func measure(_ thread: LoopThread) throws -> IdleWindow {
+        let tid = try thread.sync { currentThreadID() }
+        // Let the turn that ran `sync` settle back into poll(2) before the window opens.
+        try thread.sync {}
+        let before = try sample(tid)
+        Thread.sleep(forTimeInterval: 0.25)
+        let after = try sample(tid)
+        return IdleWindow(cpu: .nanoseconds(after.cpu - before.cpu), wakeUps: after.switches - before.switches)
+    }
+
+    /// Nanoseconds on the CPU (`schedstat`) and voluntary context switches (`status`).
+    private static func sample(_ tid: Int32) throws -> (cpu: Int64, switches: Int) {
+        let task = "/proc/self/task/\(tid)"
+        let schedstat = try String(contentsOfFile: task + "/schedstat", encoding: .utf8)
+        let status = try String(contentsOfFile: task + "/status", encoding: .utf8)
+        let switches = status.split(separator: "\n")
+            .first { $0.hasPrefix("voluntary_ctxt_switches:") }
+            .flatMap { Int($0.split(separator: "\t").last ?? "") }
+        guard let cpu = schedstat.split(separator: " ").first.flatMap({ Int64($0) }), let switches else {
+            throw BusTestError("cannot read \(task)/schedstat or status")
+        }
+        return (cpu, switches)
+    }
+}
+
+/// The kernel's id for the calling thread; glibc's `gettid` is hidden from Swift's Glibc module.
+private func currentThreadID() -> Int32 {
+    typealias GetTID = @convention(c) () -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "gettid") else { return -1 }
+    return unsafeBitCast(symbol, to: GetTID.self)()
+}
