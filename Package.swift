@@ -28,11 +28,16 @@ let package = Package(
         .executableTarget(name: "netactivityd", dependencies: ["NetActivityService"]),
         // The client library apps import to report and watch network activity.
         .target(name: "NetActivity", dependencies: ["DBus", "NetActivityContract"]),
-        // The `netactivity` command line: status, push/pop, run, watch.
-        .target(name: "NetActivityCLI", dependencies: ["NetActivity", "NetActivityContract", "DBus"]),
+        // `netactivity tray`: a StatusNotifierItem that follows Visible.
+        .target(name: "NetActivityTray", dependencies: ["NetActivity", "NetActivityContract", "DBus"]),
+        // The `netactivity` command line: status, push/pop, run, watch, tray.
+        .target(name: "NetActivityCLI", dependencies: ["NetActivity", "NetActivityContract", "NetActivityTray", "DBus"]),
         .executableTarget(name: "netactivity", dependencies: ["NetActivityCLI"]),
         // Private dbus-daemon instances and process helpers for the test suites.
         .target(name: "BusTestSupport", dependencies: ["DBus"], path: "Tests/BusTestSupport"),
+        // The benchmark driver: `make bench`.
+        .executableTarget(
+            name: "netactivity-bench", dependencies: ["DBus", "NetActivityContract"], path: "Benchmarks/Driver"),
         // A long-lived client process for tests that SIGKILL a client holding activities.
         .executableTarget(name: "na-testclient", dependencies: ["DBus"], path: "Tests/TestClientExecutable"),
 
@@ -47,6 +52,16 @@ let package = Package(
             dependencies: [
                 "NetActivity", "NetActivityCLI", "NetActivityContract", "DBus", "BusTestSupport",
                 "netactivityd", "netactivity",
+            ]
+        ),
+        .testTarget(
+            name: "NetActivityTrayTests",
+            dependencies: ["NetActivityTray", "NetActivity", "DBus", "BusTestSupport", "netactivityd", "netactivity"]
+        ),
+        .testTarget(
+            name: "NetActivityFaultTests",
+            dependencies: [
+                "NetActivity", "NetActivityContract", "DBus", "BusTestSupport", "netactivityd", "na-testclient",
             ]
         ),
     ],

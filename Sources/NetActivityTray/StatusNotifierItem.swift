@@ -1,0 +1,1 @@
+// The tray indicator (issue 4) lives here.
