@@ -41,9 +41,9 @@ public final class EventLoop: @unchecked Sendable {
 
     private let wakeRead: Int32
     private let wakeWrite: Int32
-    private let posted = Mutex<[@Sendable () -> Void]>([])
+    private let posted = Locked<[@Sendable () -> Void]>([])
     private let stopRequested = Atomic<Bool>(false)
-    private let loopThread = Mutex<pthread_t?>(nil)
+    private let loopThread = Locked<pthread_t?>(nil)
 
     /// Creates a loop; nothing runs until `run()`.
     ///

@@ -126,6 +126,8 @@ final class ReportingSession {
 
     func removeObserver(_ id: Int) {
         observers[id] = nil
+        // Nobody keeps the snapshot current once the last observer is gone: the next one asks afresh.
+        if observers.isEmpty { snapshot = nil }
     }
 
     /// Subscribes to the service's property changes, once, when the first observer arrives:
@@ -363,6 +365,7 @@ final class ReportingSession {
         waitingForService = false
         reportedUnavailable = false
         pushesHeld = pushesHeld.filter { $0.key == owner }
+        snapshot = nil
         if !observers.isEmpty { refreshSnapshot() }
         reconcile()
     }
@@ -370,7 +373,7 @@ final class ReportingSession {
     private func serviceLeft() {
         serviceOwner = nil
         pushesHeld.removeAll()
-        if !observers.isEmpty { publish(.unavailable) }
+        publish(.unavailable)
     }
 
     private func connectionLost() {

@@ -21,6 +21,9 @@ struct RunCommand {
     }
 
     func run() async -> Int32 {
+        // Before any thread of ours exists: a signal from now on is passed on to the command
+        // (or, if it comes before the command starts, delivered to it as soon as it does).
+        Self.installForwarding()
         let client = NetActivityClient(bus: bus)
         let activity = client.begin(effectiveLabel)
         // The activity is registered (or the service found missing) before the command starts.
@@ -34,8 +37,20 @@ struct RunCommand {
     /// Spawns the command with default signal handling, passes SIGINT/SIGTERM/SIGHUP/SIGQUIT on
     /// to it, and waits. Returns its exit status, 128+N if signal N killed it, 127 if it could
     /// not be found and 126 if it could not be run.
+    static let forwarded: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+
+    private static func installForwarding() {
+        for signo in forwarded {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = forwardSignal
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            sigaction(signo, &action, nil)
+        }
+    }
+
     private func runChild() -> Int32 {
-        let forwarded: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+        let forwarded = Self.forwarded
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -65,13 +80,7 @@ struct RunCommand {
             return spawned == ENOENT ? 127 : 126
         }
         forwardedChild = pid
-        for signo in forwarded {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = forwardSignal
-            sigemptyset(&action.sa_mask)
-            action.sa_flags = SA_RESTART
-            sigaction(signo, &action, nil)
-        }
+        if pendingSignal != 0 { kill(pid, pendingSignal) }
         pthread_sigmask(SIG_SETMASK, &previous, nil)
 
         var status: Int32 = 0
@@ -86,10 +95,15 @@ struct RunCommand {
     }
 }
 
-/// The child that forwarded signals go to; read by the signal handler, which may only make
-/// async-signal-safe calls (kill).
+/// The child that forwarded signals go to, and a signal that came before it started; used by
+/// the signal handler, which may only make async-signal-safe calls (kill).
 nonisolated(unsafe) private var forwardedChild: pid_t = 0
+nonisolated(unsafe) private var pendingSignal: Int32 = 0
 
 private let forwardSignal: @convention(c) (Int32) -> Void = { signo in
-    if forwardedChild > 0 { kill(forwardedChild, signo) }
+    if forwardedChild > 0 {
+        kill(forwardedChild, signo)
+    } else {
+        pendingSignal = signo
+    }
 }
