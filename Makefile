@@ -4,6 +4,7 @@
 #   make test                    install what is missing, build and run every test suite
 #   make install [PREFIX=...]    binary, D-Bus activation file, systemd user unit, interface XML
 #   make uninstall [PREFIX=...]
+#   make install-autostart       start `netactivity tray` at login (~/.config/autostart)
 #
 # Variables: PREFIX (default ~/.local), DESTDIR (staged installs), SWIFT, SWIFT_BUILD_FLAGS,
 # SWIFT_TEST_FLAGS, ARGS (extra netactivityd flags for `make run`), NETACTIVITYD (see install).
@@ -41,7 +42,7 @@ NETACTIVITYD ?=
 # Likewise for the command line; by default the `netactivity` beside $(NETACTIVITYD).
 NETACTIVITY ?= $(if $(NETACTIVITYD),$(dir $(NETACTIVITYD))netactivity,$(RELEASE_CLI))
 
-.PHONY: all deps build release run test test-debug install uninstall clean
+.PHONY: all deps build release run test test-debug install uninstall install-autostart uninstall-autostart clean
 
 all: build
 
@@ -75,7 +76,7 @@ test-debug: deps
 
 install: $(if $(NETACTIVITYD),,release)
 	install -d "$(DESTDIR)$(bindir)" "$(DESTDIR)$(dbusservicedir)" \
-		"$(DESTDIR)$(dbusinterfacedir)" "$(DESTDIR)$(systemduserunitdir)"
+		"$(DESTDIR)$(dbusinterfacedir)" "$(DESTDIR)$(systemduserunitdir)" "$(DESTDIR)$(datadir)/netactivity"
 	install -m 0755 "$(or $(NETACTIVITYD),$(RELEASE_BINARY))" "$(DESTDIR)$(bindir)/netactivityd"
 	if [ -x "$(NETACTIVITY)" ]; then install -m 0755 "$(NETACTIVITY)" "$(DESTDIR)$(bindir)/netactivity"; fi
 	sed -e 's|@bindir@|$(bindir)|g' -e 's|@datadir@|$(datadir)|g' \
@@ -83,13 +84,27 @@ install: $(if $(NETACTIVITYD),,release)
 	sed -e 's|@bindir@|$(bindir)|g' -e 's|@datadir@|$(datadir)|g' \
 		dbus/netactivityd.service.in > "$(DESTDIR)$(systemduserunitdir)/netactivityd.service"
 	install -m 0644 dbus/$(BUS_NAME).xml "$(DESTDIR)$(dbusinterfacedir)/$(BUS_NAME).xml"
+	sed -e 's|@bindir@|$(bindir)|g' dbus/netactivity-tray.desktop.in \
+		> "$(DESTDIR)$(datadir)/netactivity/netactivity-tray.desktop"
 	@echo "installed netactivityd in $(DESTDIR)$(PREFIX); D-Bus activation starts it on first use"
 
 uninstall:
 	rm -f "$(DESTDIR)$(bindir)/netactivityd" "$(DESTDIR)$(bindir)/netactivity" \
 		"$(DESTDIR)$(dbusservicedir)/$(BUS_NAME).service" \
 		"$(DESTDIR)$(systemduserunitdir)/netactivityd.service" \
-		"$(DESTDIR)$(dbusinterfacedir)/$(BUS_NAME).xml"
+		"$(DESTDIR)$(dbusinterfacedir)/$(BUS_NAME).xml" \
+		"$(DESTDIR)$(datadir)/netactivity/netactivity-tray.desktop"
+	rmdir "$(DESTDIR)$(datadir)/netactivity" 2>/dev/null || true
+
+## The tray's XDG autostart entry for the current user; run after `make install` (same PREFIX).
+install-autostart:
+	install -d "$${XDG_CONFIG_HOME:-$$HOME/.config}/autostart"
+	sed -e 's|@bindir@|$(bindir)|g' dbus/netactivity-tray.desktop.in \
+		> "$${XDG_CONFIG_HOME:-$$HOME/.config}/autostart/netactivity-tray.desktop"
+	@echo "netactivity tray starts at your next login; start it now with: $(bindir)/netactivity tray &"
+
+uninstall-autostart:
+	rm -f "$${XDG_CONFIG_HOME:-$$HOME/.config}/autostart/netactivity-tray.desktop"
 
 clean:
 	rm -rf .build

@@ -1,6 +1,7 @@
 import DBus
 import NetActivity
 import NetActivityContract
+import NetActivityTray
 
 /// `netactivity`: the command line for people, scripts and panels.
 public enum CLI {
@@ -31,6 +32,17 @@ public enum CLI {
             return await RunCommand(bus: invocation.bus, label: label, command: command).run()
         case .watch(let format):
             return await WatchCommand(bus: invocation.bus, format: format).run()
+        case .tray(let icon, let idleIcon):
+            return await tray(TrayOptions(bus: invocation.bus, activeIcon: icon, idleIcon: idleIcon))
+        }
+    }
+
+    static func tray(_ options: TrayOptions) async -> Int32 {
+        do {
+            return try await Tray(options: options).run()
+        } catch {
+            Output.error("tray: \(error.message)")
+            return 1
         }
     }
 

@@ -9,6 +9,7 @@ enum Help {
         case "pop": pop
         case "run": run
         case "watch": watch
+        case "tray": tray
         default: main
         }
     }
@@ -24,6 +25,8 @@ enum Help {
           pop                                take one from the shared counter
           run [--label TEXT] -- CMD [ARGS]   hold an activity while CMD runs
           watch [--format plain|json|waybar] print a line per state change (for panels)
+          tray [--icon NAME] [--idle-icon NAME]
+                                             show the indicator in the system tray
           help [COMMAND]                     show help for a command
 
         Global options:
@@ -80,5 +83,21 @@ enum Help {
           -f, --format json     one JSON state object per line
           -f, --format waybar   waybar custom-module JSON: text, tooltip, class (active/idle) and
                                 percentage where progress is known
+        """
+
+    static let tray = """
+        Usage: netactivity tray [--icon NAME] [--idle-icon NAME]
+
+        Shows the indicator in the system tray as a StatusNotifierItem (KDE Plasma, waybar's
+        tray, GNOME with the AppIndicator extension, XFCE, LXQt, sway bars with a tray). The item
+        follows the debounced Visible state: status Active with the activity icon while network
+        activity shows, Passive with the idle icon otherwise (most trays hide passive items). Its
+        tooltip lists the live activities with their progress. It registers with the
+        StatusNotifierWatcher again whenever the panel restarts, waits while no tray is running,
+        and follows the service through restarts. SIGINT and SIGTERM end it with status 0.
+
+          --icon NAME         themed icon (or icon file path) while active
+                              (default: network-transmit-receive)
+          --idle-icon NAME    themed icon while idle (default: network-idle)
         """
 }

@@ -1,4 +1,5 @@
 import NetActivity
+import NetActivityTray
 
 /// A parsed `netactivity` command line.
 public struct Invocation: Equatable, Sendable {
@@ -15,6 +16,7 @@ public struct Invocation: Equatable, Sendable {
         case pop
         case run(label: String?, command: [String])
         case watch(format: WatchFormat)
+        case tray(icon: String, idleIcon: String)
     }
 
     /// How `watch` prints each state.
@@ -63,7 +65,7 @@ public struct Invocation: Equatable, Sendable {
             }
         }
         guard let name = rest.popFirst() else {
-            throw UsageError(description: "missing command (status, push, pop, run, watch)")
+            throw UsageError(description: "missing command (status, push, pop, run, watch, tray)")
         }
         let subcommand = name
         func usage(_ text: String) -> UsageError { UsageError(description: text, subcommand: subcommand) }
@@ -117,8 +119,20 @@ public struct Invocation: Equatable, Sendable {
                 format = chosen
             }
             command = .watch(format: format)
+        case "tray":
+            var icon = TrayOptions.defaultActiveIcon
+            var idleIcon = TrayOptions.defaultIdleIcon
+            while let argument = rest.popFirst() {
+                let (flag, inline) = splitInline(argument)
+                guard flag == "--icon" || flag == "--idle-icon" else { throw usage("tray: unknown argument '\(argument)'") }
+                let value: String
+                do { value = try take(flag, from: &rest, inline: inline) } catch { throw usage("tray: \(error.description)") }
+                guard !value.isEmpty else { throw usage("tray: \(flag) needs a non-empty icon name") }
+                if flag == "--icon" { icon = value } else { idleIcon = value }
+            }
+            command = .tray(icon: icon, idleIcon: idleIcon)
         default:
-            throw UsageError(description: "unknown command '\(name)' (status, push, pop, run, watch)")
+            throw UsageError(description: "unknown command '\(name)' (status, push, pop, run, watch, tray)")
         }
         return Invocation(bus: bus, command: command)
     }
@@ -126,7 +140,7 @@ public struct Invocation: Equatable, Sendable {
     /// The service's limit on labels, in UTF-8 bytes.
     static let maximumLabelBytes = 256
 
-    static let commands: Set<String> = ["status", "push", "pop", "run", "watch", "help"]
+    static let commands: Set<String> = ["status", "push", "pop", "run", "watch", "tray", "help"]
 
     private static func splitInline(_ argument: String) -> (String, String?) {
         guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }

@@ -1,0 +1,151 @@
+import DBus
+import Foundation
+import NetActivity
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `netactivity tray`: a StatusNotifierItem that follows the service's `Visible`.
+///
+/// One owner for the item's bus connection: an `EventLoop` on a thread of its own exports
+/// `/StatusNotifierItem` under `org.kde.StatusNotifierItem-PID-1`, keeps it registered with
+/// the StatusNotifierWatcher, and shows each state a `NetActivityClient` observes (the client
+/// follows the service through restarts on its own connection). All mutable state below is
+/// touched only on the loop's thread.
+public final class Tray: @unchecked Sendable {
+    private let options: TrayOptions
+    private let loop: EventLoop
+    private let itemName: BusName
+    private var connection: Connection?
+    private var item: StatusNotifierItem?
+    private var registration: WatcherRegistration?
+    private var exitStatus: Int32 = 0
+
+    /// Prepares a tray item; nothing touches the bus until `run()`.
+    ///
+    /// - Throws: `BusError` if the event loop cannot be created.
+    public init(options: TrayOptions) throws(BusError) {
+        self.options = options
+        loop = try EventLoop()
+        itemName = StatusNotifierNames.itemName(processID: getpid())
+    }
+
+    /// Serves the item until SIGTERM/SIGINT (0) or the loss of the bus (1). Failures to start
+    /// (no bus, the name taken) are one line on stderr and status 1.
+    public func run() async -> Int32 {
+        enum Phase: Sendable {
+            case serving
+            case finished(Int32)
+        }
+        let (phases, phase) = AsyncStream.makeStream(of: Phase.self)
+        let thread = Thread { [self] in
+            do throws(StartError) {
+                try start()
+            } catch {
+                Self.report(error.message)
+                phase.yield(.finished(1))
+                return
+            }
+            phase.yield(.serving)
+            loop.run()
+            phase.yield(.finished(exitStatus))
+        }
+        thread.name = "netactivity tray"
+        thread.start()
+
+        var following: Task<Void, Never>?
+        defer { following?.cancel() }
+        for await next in phases {
+            switch next {
+            case .serving:
+                // The client starts only once the item is up, so a bad bus is reported once.
+                let client = NetActivityClient(bus: options.bus)
+                following = Task { [loop] in
+                    // The client lives as long as this task: releasing it ends the stream.
+                    for await state in client.states() {
+                        loop.post { [self] in show(state) }
+                    }
+                }
+            case .finished(let status):
+                return status
+            }
+        }
+        return 1
+    }
+
+    // MARK: - Start-up, on the loop's thread
+
+    private struct StartError: Error {
+        var message: String
+    }
+
+    private func start() throws(StartError) {
+        let connection: Connection
+        do {
+            connection = try Connection(options.bus.busAddress)
+        } catch {
+            throw StartError(message: "cannot connect to \(options.bus.busAddress): \(error.message)")
+        }
+        self.connection = connection
+        let server = ObjectServer(connection: connection)
+        item = StatusNotifierItem(
+            server: server, options: options, initial: TrayAppearance(IndicatorSnapshot(), options: options))
+        let registration = WatcherRegistration(connection: connection, itemName: itemName, problems: Self.report)
+        self.registration = registration
+        connection.addFilter { [unowned self] message in handleSignal(message) }
+        loop.attach(connection)
+        loop.onSignal(SIGTERM) { [unowned self] in shutDown() }
+        loop.onSignal(SIGINT) { [unowned self] in shutDown() }
+        do throws(BusError) {
+            let reply = try connection.requestName(itemName, options: .doNotQueue)
+            guard reply == .primaryOwner || reply == .alreadyOwner else {
+                throw BusError(.failed, "another connection owns it")
+            }
+        } catch {
+            throw StartError(message: "cannot own \(itemName): \(error.message)")
+        }
+        do {
+            try registration.start()
+        } catch {
+            throw StartError(message: "cannot follow the StatusNotifierWatcher: \(error.message)")
+        }
+    }
+
+    // MARK: - Running, on the loop's thread
+
+    private func show(_ state: IndicatorSnapshot) {
+        guard let item else { return }
+        do {
+            try item.show(TrayAppearance(state, options: options))
+        } catch {
+            Self.report("cannot announce the item's change: \(error.message)")
+        }
+    }
+
+    private func handleSignal(_ message: Message) -> Bool {
+        guard message.kind == .signal else { return false }
+        if message.isSignal(.local, "Disconnected") {
+            Self.report("lost the connection to \(options.bus.busAddress); exiting")
+            stop(status: 1)
+            return true
+        }
+        return registration?.handle(message) ?? false
+    }
+
+    private func shutDown() {
+        if let connection, connection.isConnected {
+            _ = try? connection.releaseName(itemName)
+            connection.flush()
+        }
+        stop(status: 0)
+    }
+
+    private func stop(status: Int32) {
+        exitStatus = status
+        loop.stop()
+    }
+
+    private static func report(_ message: String) {
+        NetActivityClient.logToStandardError("tray: " + message)
+    }
+}

@@ -1,0 +1,97 @@
+import NetActivity
+
+/// What the item shows for one indicator state: status, icon and tooltip. Pure, so the rules
+/// (follow `Visible`, list activities with their percent) test without a bus.
+public struct TrayAppearance: Equatable, Sendable {
+    /// The item's `Status` property.
+    public enum Status: String, Sendable {
+        /// Idle: hosts may hide the item.
+        case passive = "Passive"
+        /// Network activity is going on.
+        case active = "Active"
+    }
+
+    /// The `ToolTip` property's text parts. Its icon is left empty: hosts show the item's own.
+    public struct ToolTip: Equatable, Sendable {
+        public var title: String
+        /// One line per activity; hosts may read it as a small HTML subset, so labels are escaped.
+        public var description: String
+
+        /// A tooltip with a title and a description.
+        public init(title: String, description: String) {
+            self.title = title
+            self.description = description
+        }
+    }
+
+    /// The item's title, which never changes.
+    public static let title = "Network activity"
+
+    /// `Active` while the indicator is visible, `Passive` otherwise.
+    public var status: Status
+    /// The themed icon name (or icon path) of `IconName`.
+    public var iconName: String
+    /// The `ToolTip` text.
+    public var toolTip: ToolTip
+
+    /// The appearance for `state`: `Active` with the activity icon while `Visible`, `Passive`
+    /// with the idle icon otherwise; the tooltip lists live activities whatever `Visible` says.
+    public init(_ state: IndicatorSnapshot, options: TrayOptions) {
+        let shown = state.visible && state.serviceAvailable
+        status = shown ? .active : .passive
+        iconName = shown ? options.activeIcon : options.idleIcon
+        toolTip = ToolTip(title: Self.title, description: Self.describe(state))
+    }
+
+    /// What changed from `self` to `next`, as the specification's change signals.
+    public func changes(to next: TrayAppearance) -> [Change] {
+        var changes: [Change] = []
+        if next.status != status { changes.append(.status(next.status)) }
+        if next.iconName != iconName { changes.append(.icon) }
+        if next.toolTip != toolTip { changes.append(.toolTip) }
+        return changes
+    }
+
+    /// One announced change: `NewStatus`, `NewIcon` or `NewToolTip`.
+    public enum Change: Equatable, Sendable {
+        case status(Status)
+        case icon
+        case toolTip
+    }
+
+    // MARK: - The tooltip's text
+
+    static func describe(_ state: IndicatorSnapshot) -> String {
+        guard state.serviceAvailable else { return "The network activity service is not running" }
+        guard state.active else { return "Idle" }
+        var lines = state.activities.map { activity in
+            escape(activity.label) + (activity.fraction.map { " — " + percent($0) } ?? "")
+        }
+        let shared = Int(state.count) - state.activities.count
+        if shared > 0 { lines.append("\(shared) other connection" + (shared == 1 ? "" : "s")) }
+        // Overall progress says something new only when it sums up several known totals.
+        if let progress = state.progress, state.activities.count(where: { $0.total > 0 }) > 1 {
+            lines.append("Overall " + percent(progress))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func percent(_ fraction: Double) -> String {
+        "\(Int((min(1, max(0, fraction)) * 100).rounded(.down)))%"
+    }
+
+    /// Labels come from other processes; hosts render the description as markup.
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case let control where control.value < 0x20 || control.value == 0x7F: escaped += " "
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+}

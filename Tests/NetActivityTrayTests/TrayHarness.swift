@@ -1,0 +1,191 @@
+import BusTestSupport
+import DBus
+import Foundation
+import NetActivityContract
+import NetActivityTray
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: - Bus, service and tray
+
+/// A private bus with `netactivityd` on it and, once started, the built
+/// `netactivity --address <bus> tray`. Everything is stopped when released.
+final class TrayOnBus: @unchecked Sendable {
+    /// Every change announced at once; the debounce short enough for quick tests.
+    static let quick = ["--throttle-ms", "0", "--activation-delay", "0.2", "--completion-delay", "0.1"]
+
+    let bus: PrivateBus
+    let serviceArguments: [String]
+    private(set) var service: ChildProcess?
+    private(set) var tray: ChildProcess?
+    /// A plain connection for calls to the service and the bus.
+    let probe: Connection
+
+    /// Starts `netactivityd` with `serviceArguments` on `bus` (a fresh private bus by default).
+    init(serviceArguments: [String] = TrayOnBus.quick, startService: Bool = true, bus: PrivateBus? = nil) throws {
+        self.bus = try bus ?? PrivateBus()
+        self.serviceArguments = serviceArguments
+        probe = try Connection(.address(self.bus.address))
+        if startService { try self.startService() }
+    }
+
+    deinit {
+        for process in [tray, service].compactMap({ $0 }) where process.isRunning {
+            process.send(signal: SIGTERM)
+            _ = try? process.waitForExit(timeout: .seconds(10))
+        }
+        bus.stop()
+    }
+
+    var address: String { bus.address }
+
+    // MARK: The service
+
+    func startService() throws {
+        let process = try ChildProcess(try builtProduct("netactivityd"), ["--address", address] + serviceArguments)
+        service = process
+        try waitUntil("netactivityd (pid \(process.pid)) to own \(NetActivityBus.name)") {
+            guard process.isRunning else { throw BusTestError("netactivityd exited early: \(process.stderrText)") }
+            return try probe.owner(of: NetActivityBus.name) != nil
+        }
+    }
+
+    func stopService() throws {
+        guard let service else { return }
+        service.send(signal: SIGTERM)
+        let result = try service.waitForExit(timeout: .seconds(10))
+        guard result.exitStatus == 0 else { throw BusTestError("netactivityd did not exit 0: \(result)") }
+        try waitUntil("the bus to notice netactivityd has gone") { try probe.owner(of: NetActivityBus.name) == nil }
+        self.service = nil
+    }
+
+    /// Calls a method of the service from `probe`.
+    @discardableResult
+    func callService(_ member: MemberName, _ arguments: [Value] = []) throws -> [Value] {
+        let message = try Message.methodCall(
+            destination: NetActivityBus.name, path: NetActivityBus.path, interface: NetActivityBus.interface,
+            member: member, arguments: arguments)
+        return try probe.call(message, timeout: .seconds(10)).arguments()
+    }
+
+    // MARK: The tray
+
+    /// Starts `netactivity --address <bus> tray <arguments>` and waits until it owns its item name.
+    @discardableResult
+    func startTray(_ arguments: [String] = []) throws -> ChildProcess {
+        let process = try ChildProcess(try builtProduct("netactivity"), ["--address", address, "tray"] + arguments)
+        tray = process
+        let name = Self.itemName(of: process)
+        try waitUntil("netactivity tray (pid \(process.pid)) to own \(name)") {
+            guard process.isRunning else { throw BusTestError("netactivity tray exited early: \(process.stderrText)") }
+            return try probe.owner(of: name) != nil
+        }
+        return process
+    }
+
+    /// The bus name the tray started as `process` owns.
+    static func itemName(of process: ChildProcess) -> BusName {
+        StatusNotifierNames.itemName(processID: process.pid)
+    }
+
+    /// The running tray's item name.
+    var itemName: BusName {
+        get throws {
+            guard let tray else { throw BusTestError("no tray started") }
+            return Self.itemName(of: tray)
+        }
+    }
+
+    /// A fresh view of the running tray's item.
+    func observeItem() throws -> ItemObserver {
+        try ItemObserver(address: address, item: try itemName)
+    }
+
+    /// A test watcher on this bus.
+    func startWatcher(replacing: Bool = false) throws -> TestWatcher {
+        try TestWatcher(address: address, replacing: replacing)
+    }
+}
+
+// MARK: - Looking at the item
+
+/// A connection subscribed to the item's signals that also reads its properties. Signals and
+/// replies share the connection, so every signal the item sent before answering a `Get` is
+/// queued here by the time the answer arrives.
+final class ItemObserver: @unchecked Sendable {
+    let connection: Connection
+    let item: BusName
+    private var signals: [String] = []
+
+    init(address: String, item: BusName) throws {
+        connection = try Connection(.address(address))
+        self.item = item
+        try connection.addMatch(
+            "type='signal',sender='\(item)',path='\(StatusNotifierNames.itemPath)',"
+                + "interface='\(StatusNotifierNames.itemInterface)'")
+    }
+
+    /// One property of `org.kde.StatusNotifierItem`, variant unwrapped.
+    func property(_ name: String) throws -> Value {
+        let message = try Message.methodCall(
+            destination: item, path: StatusNotifierNames.itemPath, interface: .properties, member: "Get",
+            arguments: [.string(StatusNotifierNames.itemInterface.rawValue), .string(name)])
+        let reply = try connection.call(message, timeout: .seconds(10)).arguments()
+        guard let value = reply.first?.unwrapped else { throw BusTestError("Get \(name) gave \(reply)") }
+        return value
+    }
+
+    func string(_ name: String) throws -> String {
+        guard case .string(let text) = try property(name) else { throw BusTestError("\(name) is not a string") }
+        return text
+    }
+
+    /// The tooltip's title and description.
+    func toolTip() throws -> (title: String, description: String) {
+        let value = try property("ToolTip")
+        guard value.signature == "(sa(iiay)ss)", let fields = value.fields, let title = fields[2].string,
+            let description = fields[3].string
+        else { throw BusTestError("ToolTip is not a (sa(iiay)ss): \(value)") }
+        return (title, description)
+    }
+
+    /// Polls until `condition` holds for the item's properties.
+    func wait(for what: String, timeout: Duration = .seconds(10), _ condition: (ItemObserver) throws -> Bool) throws {
+        var last = ""
+        do {
+            try waitUntil(what, timeout: timeout) {
+                last = "Status \((try? string("Status")) ?? "?"), IconName \((try? string("IconName")) ?? "?"), "
+                    + "ToolTip \((try? toolTip().description) ?? "?")"
+                return try condition(self)
+            }
+        } catch {
+            throw BusTestError("\(error); last seen: \(last)")
+        }
+    }
+
+    /// The item's signals received so far, as `NewIcon` or `NewStatus(Active)`, after waiting
+    /// `settle` for stragglers. Each call returns only what arrived since the last.
+    func takeSignals(settle: Duration = .milliseconds(300)) -> [String] {
+        var timeout = settle
+        let clock = ContinuousClock()
+        let deadline = clock.now + settle
+        while let message = connection.readMessage(timeout: timeout) {
+            if message.kind == .signal, message.interface == StatusNotifierNames.itemInterface,
+                let member = message.member?.rawValue
+            {
+                let argument = (try? message.arguments())?.first?.string
+                signals.append(argument.map { "\(member)(\($0))" } ?? member)
+            }
+            timeout = max(.zero, deadline - clock.now)
+        }
+        defer { signals.removeAll() }
+        return signals
+    }
+}
+
+/// How many times `name` occurs in `signals`.
+func occurrences(of name: String, in signals: [String]) -> Int {
+    signals.filter { $0 == name || $0.hasPrefix(name + "(") }.count
+}

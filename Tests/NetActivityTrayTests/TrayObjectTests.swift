@@ -1,0 +1,79 @@
+import BusTestSupport
+import DBus
+import Foundation
+import NetActivityTray
+import Testing
+
+/// The exported object as foreign clients see it.
+@Suite struct TrayObjectTests {
+    @Test func gdbusIntrospectListsTheItemInterface() throws {
+        try requireTool("gdbus")
+        let bus = try TrayOnBus()
+        try bus.startTray()
+        let result = try run(
+            "gdbus",
+            ["introspect", "--address", bus.address, "--dest", (try bus.itemName).rawValue,
+             "--object-path", StatusNotifierNames.itemPath.rawValue],
+            timeout: .seconds(20))
+        try #require(result.succeeded, "\(result)")
+        let text = result.stdout
+        #expect(text.contains("interface org.kde.StatusNotifierItem {"), "\(text)")
+        for method in ["Activate(in  i x,", "SecondaryActivate(in  i x,", "ContextMenu(in  i x,", "Scroll(in  i delta,"] {
+            #expect(text.contains(method), "no \(method) in:\n\(text)")
+        }
+        for signal in ["NewTitle();", "NewIcon();", "NewAttentionIcon();", "NewOverlayIcon();", "NewToolTip();", "NewStatus(s status);"] {
+            #expect(text.contains(signal), "no \(signal) in:\n\(text)")
+        }
+        for property in [
+            "readonly s Category = 'ApplicationStatus';", "readonly s Id = 'netactivity';", "readonly s Title = ",
+            "readonly s Status = 'Passive';", "readonly s IconName = 'network-idle';",
+            "readonly s AttentionIconName = 'network-transmit-receive';", "readonly b ItemIsMenu = false;",
+            "readonly i WindowId = 0;", "readonly o Menu = '/NO_DBUSMENU';", "readonly a(iiay) IconPixmap = [];",
+            "readonly a(iiay) AttentionIconPixmap = [];", "readonly s OverlayIconName = '';",
+            "readonly a(iiay) OverlayIconPixmap = [];", "readonly (sa(iiay)ss) ToolTip = ",
+        ] {
+            #expect(text.contains(property), "no \(property) in:\n\(text)")
+        }
+    }
+
+    @Test(arguments: [
+        ["Activate", "ii", "10", "20"], ["SecondaryActivate", "ii", "10", "20"], ["ContextMenu", "ii", "10", "20"],
+        ["Scroll", "is", "-120", "vertical"],
+    ])
+    func clicksAndScrollsAnswerWithoutError(_ call: [String]) throws {
+        try requireTool("busctl")
+        let bus = try TrayOnBus()
+        let tray = try bus.startTray()
+        let result = try run(
+            "busctl",
+            // `--` so that busctl does not read -120 as an option.
+            ["--address=\(bus.address)", "call", "--", (try bus.itemName).rawValue, StatusNotifierNames.itemPath.rawValue,
+             StatusNotifierNames.itemInterface.rawValue] + call,
+            timeout: .seconds(20))
+        #expect(result.succeeded, "\(result)")
+        #expect(result.stderr.isEmpty, "\(result)")
+        #expect(tray.isRunning)
+    }
+
+    @Test func getAllGivesEveryPropertyWithItsType() throws {
+        let bus = try TrayOnBus()
+        try bus.startTray()
+        let item = try bus.observeItem()
+        let message = try Message.methodCall(
+            destination: item.item, path: StatusNotifierNames.itemPath, interface: .properties, member: "GetAll",
+            arguments: [.string(StatusNotifierNames.itemInterface.rawValue)])
+        let reply = try item.connection.call(message, timeout: .seconds(10)).arguments()
+        let properties = try #require(reply.first?.stringKeyedEntries).mapValues { $0.unwrapped ?? $0 }
+        let expected: [String: String] = [
+            "Category": "s", "Id": "s", "Title": "s", "Status": "s", "WindowId": "i", "IconThemePath": "s",
+            "Menu": "o", "ItemIsMenu": "b", "IconName": "s", "IconPixmap": "a(iiay)", "OverlayIconName": "s",
+            "OverlayIconPixmap": "a(iiay)", "AttentionIconName": "s", "AttentionIconPixmap": "a(iiay)",
+            "AttentionMovieName": "s", "ToolTip": "(sa(iiay)ss)",
+        ]
+        #expect(properties.mapValues(\.signature.rawValue) == expected)
+        #expect(properties["Category"] == .string("ApplicationStatus"))
+        #expect(properties["Id"] == .string("netactivity"))
+        #expect(properties["ItemIsMenu"] == .boolean(false))
+        #expect(properties["Menu"] == .objectPath("/NO_DBUSMENU"))
+    }
+}
