@@ -39,6 +39,10 @@ public final class EventLoop: @unchecked Sendable {
     private var nextTimerID = 0
     private var signalActions: [Int32: () -> Void] = [:]
 
+    // Reused by every turn of the loop, so a turn allocates nothing.
+    private var pollDescriptors: [pollfd] = []
+    private var polledWatches: [OpaquePointer] = []
+
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private let posted = Locked<[@Sendable () -> Void]>([])
@@ -183,22 +187,24 @@ public final class EventLoop: @unchecked Sendable {
         guard !stopRequested.load(ordering: .sequentiallyConsistent) else { return }
 
         let pending = connections.contains { dbus_connection_get_dispatch_status($0.raw) == DBUS_DISPATCH_DATA_REMAINS }
-        let ready = watches.filter { dbus_watch_get_enabled($0) != 0 }
-        var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-        for watch in ready {
+        polledWatches.removeAll(keepingCapacity: true)
+        pollDescriptors.removeAll(keepingCapacity: true)
+        pollDescriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+        for watch in watches where dbus_watch_get_enabled(watch) != 0 {
             let flags = dbus_watch_get_flags(watch)
             var events: Int16 = 0
             if flags & DBUS_WATCH_READABLE.rawValue != 0 { events |= Int16(POLLIN) }
             if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events |= Int16(POLLOUT) }
-            fds.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
+            polledWatches.append(watch)
+            pollDescriptors.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
         }
         let timeout = pending ? 0 : pollTimeout()
-        let count = poll(&fds, nfds_t(fds.count), timeout)
+        let count = poll(&pollDescriptors, nfds_t(pollDescriptors.count), timeout)
         guard count > 0 else { return }
 
-        if fds[0].revents != 0 { drainWakePipe() }
-        for (index, watch) in ready.enumerated() {
-            let revents = fds[index + 1].revents
+        if pollDescriptors[0].revents != 0 { drainWakePipe() }
+        for (index, watch) in polledWatches.enumerated() {
+            let revents = pollDescriptors[index + 1].revents
             guard revents != 0, watches.contains(watch) else { continue }
             var flags: UInt32 = 0
             if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
@@ -230,6 +236,8 @@ public final class EventLoop: @unchecked Sendable {
             entry.deadline = Self.deadline(of: entry.raw)
             _ = dbus_timeout_handle(entry.raw)
         }
+        // Most turns have timers armed but none due: find that out without allocating.
+        guard timers.values.contains(where: { $0.deadline <= now }) else { return }
         let due = timers.filter { $0.value.deadline <= now }.sorted { $0.value.deadline < $1.value.deadline }
         for (id, timer) in due where timers[id] != nil {
             timers[id] = nil

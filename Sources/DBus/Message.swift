@@ -1,4 +1,9 @@
 internal import CDBus
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// A D-Bus message: a method call, a method return, an error or a signal.
 ///
@@ -7,10 +12,19 @@ public final class Message: @unchecked Sendable {
     // A DBusMessage is not locked by libdbus; a Message is handed from thread to thread but
     // is only ever used by one at a time.
     let raw: OpaquePointer
+    // The body signature's length when this object knows it (a message it created and
+    // appended to), so `append` need not ask libdbus, which parses the header for it.
+    private var knownSignatureLength: Int?
 
     /// Takes over a reference the caller owns.
     init(consuming raw: OpaquePointer) {
         self.raw = raw
+    }
+
+    /// Takes over a new message libdbus just created, whose body is still empty.
+    private init(created raw: OpaquePointer) {
+        self.raw = raw
+        knownSignatureLength = 0
     }
 
     /// Takes a new reference to a message someone else owns.
@@ -42,7 +56,7 @@ public final class Message: @unchecked Sendable {
             }
         }
         guard let raw else { throw BusError.outOfMemory }
-        let message = Message(consuming: raw)
+        let message = Message(created: raw)
         try message.append(arguments)
         return message
     }
@@ -53,10 +67,14 @@ public final class Message: @unchecked Sendable {
     public static func signal(
         path: ObjectPath, interface: InterfaceName, member: MemberName, arguments: [Value] = []
     ) throws(BusError) -> Message {
-        guard let raw = dbus_message_new_signal(path.rawValue, interface.rawValue, member.rawValue) else {
-            throw BusError.outOfMemory
+        // Explicit C strings: passing a String straight to C copies it into a new array.
+        let created = path.rawValue.withCString { path in
+            interface.rawValue.withCString { interface in
+                member.rawValue.withCString { member in dbus_message_new_signal(path, interface, member) }
+            }
         }
-        let message = Message(consuming: raw)
+        guard let raw = created else { throw BusError.outOfMemory }
+        let message = Message(created: raw)
         try message.append(arguments)
         return message
     }
@@ -64,7 +82,7 @@ public final class Message: @unchecked Sendable {
     /// The successful reply to this method call.
     public func makeReply(_ arguments: [Value] = []) throws(BusError) -> Message {
         guard let raw = dbus_message_new_method_return(self.raw) else { throw BusError.outOfMemory }
-        let reply = Message(consuming: raw)
+        let reply = Message(created: raw)
         try reply.append(arguments)
         return reply
     }
@@ -134,13 +152,16 @@ public final class Message: @unchecked Sendable {
         guard !values.isEmpty else { return }
         for value in values { try value.validateForEncoding() }
         // libdbus does not check the body's whole signature against the 255-byte limit.
-        let length = signature.rawValue.utf8.count + values.reduce(0) { $0 + $1.signatureText.utf8.count }
+        let existing = knownSignatureLength ?? dbus_message_get_signature(raw).map { strlen($0) } ?? 0
+        let length = existing + values.reduce(0) { $0 + $1.signatureLength }
         guard length <= 255 else {
             throw BusError(.invalidArgs, "the message's signature would be \(length) bytes; D-Bus allows 255")
         }
         var iter = DBusMessageIter()
         dbus_message_iter_init_append(raw, &iter)
+        knownSignatureLength = nil  // until every value is in: a failure leaves part of them
         for value in values { try value.encode(into: &iter) }
+        knownSignatureLength = length
     }
 
     /// Decodes the whole body.

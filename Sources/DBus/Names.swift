@@ -49,7 +49,7 @@ private func validate(
     _ string: String,
     _ check: (UnsafePointer<CChar>, UnsafeMutablePointer<CDBus.DBusError>?) -> dbus_bool_t
 ) -> Bool {
-    guard !string.utf8.contains(0) else { return false }
+    guard !string.containsNUL else { return false }
     return string.withCString { check($0, nil) != 0 }
 }
 

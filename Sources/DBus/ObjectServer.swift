@@ -1,4 +1,9 @@
 internal import CDBus
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Exports objects on a connection and answers every method call addressed to it.
 ///
@@ -9,11 +14,18 @@ internal import CDBus
 public final class ObjectServer {
     /// The connection the objects are exported on.
     public let connection: Connection
-    private var objects: [ObjectPath: [Interface]] = [:]
+    // Each exported object's interfaces with the standard ones appended, indexed once at
+    // export: dispatch is then a few dictionary lookups, with nothing rebuilt per call.
+    private var objects: [ObjectPath: DispatchTable] = [:]
+    // The object the last call went to: most calls go to the same one, found by one strcmp.
+    private var lastCalled: (path: CName, table: DispatchTable)?
 
     /// Starts answering method calls on `connection`.
     public init(connection: Connection) {
         self.connection = connection
+        // Without this libdbus answers org.freedesktop.DBus.Peer itself, on any path and with
+        // any arguments; the object's own table checks signatures and paths like every other call.
+        dbus_connection_set_route_peer_messages(connection.raw, 1)
         connection.addFilter { [weak self] message in
             guard let self, message.kind == .methodCall else { return false }
             self.handle(message)
@@ -23,12 +35,15 @@ public final class ObjectServer {
 
     /// Exports `interfaces` at `path`, replacing what was there.
     public func export(_ interfaces: [Interface], at path: ObjectPath) {
-        objects[path] = interfaces
+        objects[path] = DispatchTable(
+            interfaces + [propertiesInterface(interfaces), introspectableInterface(path), peerInterface])
+        lastCalled = nil
     }
 
     /// Removes the object at `path`.
     public func unexport(_ path: ObjectPath) {
         objects[path] = nil
+        lastCalled = nil
     }
 
     // MARK: - Signals
@@ -48,11 +63,11 @@ public final class ObjectServer {
     ) throws(BusError) {
         guard !changed.isEmpty || !invalidated.isEmpty else { return }
         try emit(
-            "PropertiesChanged", interface: .properties, at: path,
+            .propertiesChanged, interface: .properties, at: path,
             arguments: [
                 .string(interface.rawValue),
                 .properties(changed.map { ($0.0.rawValue, $0.1) }),
-                .array(element: "s", invalidated.map { .string($0.rawValue) }),
+                .array(element: .string, invalidated.map { .string($0.rawValue) }),
             ])
     }
 
@@ -72,45 +87,63 @@ public final class ObjectServer {
         _ = try? connection.send(reply)
     }
 
+    // Works on libdbus's C strings of the header: no Swift string is made for a call that
+    // succeeds, only for the text of an error.
     private func dispatch(_ message: Message) throws -> [Value] {
-        guard let path = message.path, let member = message.member else {
+        guard let path = dbus_message_get_path(message.raw), let member = dbus_message_get_member(message.raw) else {
             throw BusError(.unknownMethod, "method call without a path or member")
         }
-        let interfaces = try interfaces(at: path)
-        let method: Method
-        if let name = message.interface {
-            guard let interface = interfaces.first(where: { $0.name == name }) else {
-                throw BusError(.unknownInterface, "object \(path) has no interface \(name)")
+        let table = try table(at: path)
+        let method: DispatchTable.Entry
+        if let name = dbus_message_get_interface(message.raw) {
+            guard let methods = table.methods(of: name) else {
+                throw BusError(
+                    .unknownInterface, "object \(String(cString: path)) has no interface \(String(cString: name))")
             }
-            guard let found = interface.method(member) else {
-                throw BusError(.unknownMethod, "interface \(name) has no method \(member)")
+            guard let found = DispatchTable.method(member, in: methods) else {
+                throw BusError(
+                    .unknownMethod, "interface \(String(cString: name)) has no method \(String(cString: member))")
             }
             method = found
         } else {
-            guard let found = interfaces.lazy.compactMap({ $0.method(member) }).first else {
-                throw BusError(.unknownMethod, "object \(path) has no method \(member)")
+            guard let found = table.method(named: member) else {
+                throw BusError(
+                    .unknownMethod, "object \(String(cString: path)) has no method \(String(cString: member))")
             }
             method = found
         }
-        let expected = method.inputSignature
-        guard message.signature == expected else {
+        guard method.inputSignature.matches(dbus_message_get_signature(message.raw)) else {
             throw BusError(
                 .invalidArgs,
-                "\(member) expects arguments of signature '\(expected)', got '\(message.signature)'")
+                "\(String(cString: member)) expects arguments of signature '\(method.method.inputSignature)', "
+                    + "got '\(message.signature)'")
         }
-        return try method.handler(MethodCall(message: message, arguments: message.arguments()))
+        return try method.method.handler(MethodCall(message: message, arguments: message.arguments()))
     }
 
-    /// The interfaces answering at `path`: an exported object's own plus the standard ones, or
-    /// just `Introspectable` and `Peer` for a node above an exported object.
-    private func interfaces(at path: ObjectPath) throws(BusError) -> [Interface] {
-        if let own = objects[path] {
-            return own + [propertiesInterface(own), introspectableInterface(path), peerInterface]
-        }
+    /// The dispatch table for a call to `rawPath`.
+    private func table(at rawPath: UnsafePointer<CChar>) throws(BusError) -> DispatchTable {
+        if let lastCalled, lastCalled.path.matches(rawPath) { return lastCalled.table }
+        let path = ObjectPath(unchecked: String(cString: rawPath))
+        let table = try table(at: path)
+        if objects[path] != nil { lastCalled = (CName(path.rawValue), table) }
+        return table
+    }
+
+    /// The dispatch table at `path`: an exported object's own interfaces plus the standard
+    /// ones, or just `Introspectable` and `Peer` for a node above an exported object.
+    private func table(at path: ObjectPath) throws(BusError) -> DispatchTable {
+        if let table = objects[path] { return table }
         guard objects.keys.contains(where: { $0.isDescendant(of: path) }) else {
             throw BusError(.unknownObject, "no object at \(path)")
         }
-        return [introspectableInterface(path), peerInterface]
+        // Nodes above objects answer only Introspect and Ping: rare enough to build on demand.
+        return DispatchTable([introspectableInterface(path), peerInterface])
+    }
+
+    /// The interfaces answering at `path`, standard ones included.
+    private func interfaces(at path: ObjectPath) throws(BusError) -> [Interface] {
+        try table(at: path).interfaces
     }
 
     /// The immediate child node names of `path`, sorted.
@@ -219,4 +252,84 @@ public final class ObjectServer {
         xml += "</node>\n"
         return xml
     }
+}
+
+// MARK: - Dispatch table
+
+/// One object's interfaces in dispatch order, with their methods listed for lookup by the C
+/// strings of a call's header. Where two interfaces (or two methods of one interface) share a
+/// name, the first one wins, as the specification's linear search in that order finds.
+private struct DispatchTable {
+    struct Entry {
+        let name: CName
+        let method: Method
+        /// `method.inputSignature`, joined once here rather than on every call.
+        let inputSignature: CName
+    }
+
+    /// Every interface, the object's own first.
+    let interfaces: [Interface]
+    // The first interface of each name, in order, with the first method of each name.
+    private let byInterface: [(name: CName, methods: [Entry])]
+    // For calls without an interface field: the first method of each name over all interfaces.
+    private let byMember: [Entry]
+
+    init(_ interfaces: [Interface]) {
+        self.interfaces = interfaces
+        var byInterface: [(name: CName, methods: [Entry])] = []
+        var byMember: [Entry] = []
+        var seenInterfaces = Set<InterfaceName>()
+        var seenMembers = Set<MemberName>()
+        for interface in interfaces {
+            var methods: [Entry] = []
+            var seen = Set<MemberName>()
+            for method in interface.methods {
+                let entry = Entry(
+                    name: CName(method.name.rawValue), method: method,
+                    inputSignature: CName(method.inputSignature.rawValue))
+                if seen.insert(method.name).inserted { methods.append(entry) }
+                if seenMembers.insert(method.name).inserted { byMember.append(entry) }
+            }
+            if seenInterfaces.insert(interface.name).inserted {
+                byInterface.append((CName(interface.name.rawValue), methods))
+            }
+        }
+        self.byInterface = byInterface
+        self.byMember = byMember
+    }
+
+    /// The methods of the first interface called `name`, or nil if the object has none.
+    func methods(of name: UnsafePointer<CChar>) -> [Entry]? {
+        byInterface.first { $0.name.matches(name) }?.methods
+    }
+
+    /// The method called `name` in the first interface that has one.
+    func method(named name: UnsafePointer<CChar>) -> Entry? { Self.method(name, in: byMember) }
+
+    /// The method called `name` among `methods`.
+    static func method(_ name: UnsafePointer<CChar>, in methods: [Entry]) -> Entry? {
+        methods.first { $0.name.matches(name) }
+    }
+}
+
+/// A name kept NUL-terminated, to compare with a C string from a message header as it is.
+private struct CName {
+    private let bytes: ContiguousArray<CChar>
+
+    init(_ text: String) { bytes = text.utf8CString }
+
+    /// Whether `raw` spells the same name; a nil `raw` counts as the empty string.
+    func matches(_ raw: UnsafePointer<CChar>?) -> Bool {
+        guard let raw else { return bytes.count == 1 }
+        return bytes.withUnsafeBufferPointer { strcmp($0.baseAddress!, raw) == 0 }
+    }
+}
+
+// Constants rather than literals at the call site: a literal is validated every time it runs.
+extension MemberName {
+    fileprivate static let propertiesChanged: MemberName = "PropertiesChanged"
+}
+
+extension Signature {
+    fileprivate static let string: Signature = "s"
 }

@@ -7,7 +7,7 @@ public struct Signature: ValidatedName {
     public static let kind = "type signature"
 
     public static func isValid(_ string: String) -> Bool {
-        guard !string.utf8.contains(0) else { return false }
+        guard !string.containsNUL else { return false }
         return string.withCString { dbus_signature_validate($0, nil) != 0 }
     }
 

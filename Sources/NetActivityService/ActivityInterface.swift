@@ -58,10 +58,12 @@ extension Service {
             ])
     }
 
+    private static let activityStructure: Signature = "(ussttt)"
+
     /// `Activities` on the wire: `a(ussttt)`.
     static func encode(_ activities: [Activity]) -> Value {
         .array(
-            element: "(ussttt)",
+            element: activityStructure,
             activities.map {
                 .structure([
                     .uint32($0.id), .string($0.owner), .string($0.label),
@@ -73,11 +75,20 @@ extension Service {
     /// The `PropertiesChanged` payload for an announcement, in a fixed order.
     static func changes(_ announcement: Announcement) -> [(MemberName, Value)] {
         var changed: [(MemberName, Value)] = []
-        if let active = announcement.active { changed.append(("Active", .boolean(active))) }
-        if let visible = announcement.visible { changed.append(("Visible", .boolean(visible))) }
-        if let count = announcement.count { changed.append(("Count", .uint32(count))) }
-        if let progress = announcement.progress { changed.append(("Progress", .double(progress))) }
-        if let activities = announcement.activities { changed.append(("Activities", encode(activities))) }
+        if let active = announcement.active { changed.append((.active, .boolean(active))) }
+        if let visible = announcement.visible { changed.append((.visible, .boolean(visible))) }
+        if let count = announcement.count { changed.append((.count, .uint32(count))) }
+        if let progress = announcement.progress { changed.append((.progress, .double(progress))) }
+        if let activities = announcement.activities { changed.append((.activities, encode(activities))) }
         return changed
     }
+}
+
+// The changing properties' names as constants: a literal would be validated on every signal.
+extension MemberName {
+    fileprivate static let active: MemberName = "Active"
+    fileprivate static let visible: MemberName = "Visible"
+    fileprivate static let count: MemberName = "Count"
+    fileprivate static let progress: MemberName = "Progress"
+    fileprivate static let activities: MemberName = "Activities"
 }

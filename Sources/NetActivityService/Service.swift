@@ -17,6 +17,8 @@ public final class Service {
     private var server: ObjectServer?
     private var timer: EventLoop.TimerID?
     private var timerDeadline: Instant?
+    // How many activities the last Activities signal carried, to trim the heap after a big one.
+    private var announcedActivityCount = 0
     private var exitStatus: Int32 = 0
 
     /// Prepares a service; nothing touches the bus until `run()`.
@@ -155,6 +157,10 @@ public final class Service {
         if !announcement.isEmpty, let server {
             try? server.emitPropertiesChanged(
                 interface: NetActivityBus.interface, at: NetActivityBus.path, changed: Self.changes(announcement))
+        }
+        if let activities = announcement.activities {
+            if max(activities.count, announcedActivityCount) >= HeapTrim.threshold { HeapTrim.trim() }
+            announcedActivityCount = activities.count
         }
         rescheduleTimer()
     }

@@ -10,7 +10,17 @@ import Glibc
 // tools (busctl, gdbus, dbus-send) exit right after their one call and cannot play this part.
 //
 // Usage: na-testclient --address ADDR [--push N] [--begin LABEL] [--count N]
+//        na-testclient --address ADDR --random SEED --ops N [--stop-at K]
 // Exit status 2 for a usage error, 1 when a call fails (the error is on stderr).
+//
+// Random mode (the fault tests' churn): after "ready <unique name>", N calls chosen by a
+// generator seeded with SEED (begin, update, end, push, pop, and calls on ids it does not own),
+// each awaited, so the client knows exactly what it holds. It then prints
+// "holding NET ID:COMPLETED:TOTAL:LABEL ..." (NET = its successful pushes minus successful
+// pops; its live activities by id) and waits to be killed. With --stop-at K it stops before
+// call K instead: it sends a burst of activity calls without awaiting them (the service answers
+// a client that is gone by the time the replies arrive), prints "holding" with the counter
+// exact, and waits for SIGKILL.
 
 let service: BusName = "io.github.netactivity.NetActivity1"
 let object: ObjectPath = "/io/github/netactivity/NetActivity1"
@@ -28,6 +38,9 @@ var address: String?
 var pushes = 0
 var label = "na-testclient"
 var activities = 0
+var randomSeed: UInt64?
+var randomOps = 0
+var stopAt: Int?
 var rest = CommandLine.arguments.dropFirst()
 while let flag = rest.popFirst() {
     guard let value = rest.popFirst() else { fail("\(flag) needs a value", status: 2) }
@@ -36,11 +49,17 @@ while let flag = rest.popFirst() {
     case "--push": pushes = Int(value) ?? -1
     case "--begin": label = value
     case "--count": activities = Int(value) ?? -1
+    case "--random": randomSeed = UInt64(value) ?? { fail("--random takes a number", status: 2) }()
+    case "--ops": randomOps = Int(value) ?? -1
+    case "--stop-at": stopAt = Int(value) ?? -1
     default: fail("unknown option '\(flag)'", status: 2)
     }
 }
-guard let address, pushes >= 0, activities >= 0 else {
-    fail("usage: na-testclient --address ADDR [--push N] [--begin LABEL] [--count N]", status: 2)
+guard let address, pushes >= 0, activities >= 0, randomOps >= 0, (stopAt ?? 0) >= 0 else {
+    fail(
+        "usage: na-testclient --address ADDR [--push N] [--begin LABEL] [--count N]"
+            + " | --random SEED --ops N [--stop-at K]",
+        status: 2)
 }
 
 // MARK: - Calls
@@ -85,8 +104,17 @@ do {
     fail("cannot build a call: \(error)", status: 1)
 }
 
-var ready = "ready \(connection.uniqueName.rawValue)\n"
-ready.withUTF8 { _ = write(1, $0.baseAddress, $0.count) }
+func say(_ text: String) {
+    var line = text + "\n"
+    line.withUTF8 { _ = write(1, $0.baseAddress, $0.count) }
+}
+
+say("ready \(connection.uniqueName.rawValue)")
+if let randomSeed {
+    var walk = RandomWalk(seed: randomSeed, connection: connection)
+    walk.run(operations: randomOps, stoppingAt: stopAt)
+    say(walk.holding)
+}
 
 // Hold the connection until killed; nothing here wakes up on its own.
 while true {

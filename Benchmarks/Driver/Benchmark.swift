@@ -1,0 +1,115 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The whole run: throughput rounds (contenders alternating), signal latency, then memory,
+/// release and idle cost; prints the tables and, last, the line of ratios.
+struct Benchmark {
+    let options: Options
+
+    init(_ options: Options) { self.options = options }
+
+    func run() throws(BenchError) {
+        let floorPath = try toggleFloor()
+        let service = Contender.service(path: options.service, arguments: [])
+        let shapes: [(name: String, description: String, workload: Workload, primingPushes: Int, floor: Contender)] = [
+            ("steady", "Push/Pop steady", .pushPop, 1, .echo),
+            ("toggle", "Push/Pop toggling", .pushPop, 0, .toggleFloor(path: floorPath)),
+            ("begin-end", "Begin/EndActivity", .beginEnd, 1, .echo),
+        ]
+        // Each shape three ways: one call in flight where the scheduler puts things, one call in
+        // flight on one shared CPU (the CPU per call without the cost of cross-CPU wake-ups), and
+        // 32 in flight.
+        let cases = shapes.flatMap { shape in
+            [("seq", ", 1 in flight", 1, false), ("seq-1cpu", ", 1 in flight, 1 CPU", 1, true), ("pipe", ", 32 in flight", 32, false)]
+                .map { variant, suffix, inFlight, oneCPU in
+                    ThroughputCase(
+                        name: shape.name + "-" + variant, description: shape.description + suffix,
+                        workload: shape.workload, inFlight: inFlight, oneCPU: oneCPU,
+                        primingPushes: shape.primingPushes, service: service, floor: shape.floor)
+                }
+        }.filter { options.wants($0.name) }
+
+        let bus = try Bus()
+        say("netactivity-bench: \(machineDescription())")
+        say(
+            "private dbus-daemon; netactivityd with its default flags (--throttle-ms 50, --activation-delay 1, "
+                + "--completion-delay 0.17); \(options.rounds) rounds of \(options.windowMilliseconds) ms windows "
+                + "after \(options.warmupMilliseconds) ms warm-up, contenders alternating, medians")
+
+        var figures = cases.map { _ in ThroughputFigures() }
+        var serviceLatency: [LatencySample] = []
+        var floorLatency: [LatencySample] = []
+        let warmup = UInt64(options.warmupMilliseconds) * 1_000_000
+        let window = UInt64(options.windowMilliseconds) * 1_000_000
+        for round in 0..<options.rounds {
+            let serviceFirst = round % 2 == 0
+            progress("round \(round + 1)/\(options.rounds)")
+            for (index, item) in cases.enumerated() {
+                for contender in serviceFirst ? [item.service, item.floor] : [item.floor, item.service] {
+                    let result = try item.measure(
+                        contender, on: bus, warmup: warmup, window: window, wrapper: options.wrapper)
+                    if options.verbose {
+                        progress(
+                            "  \(item.name) \(contender.label) pid \(result.pid): \(result.calls) calls in "
+                                + "\(fixed(Double(result.nanoseconds) / 1e6, 1)) ms, CPU \(result.serviceCPU / 1000) µs, "
+                                + "bus \(result.busCPU / 1000) µs, client \(result.clientCPU / 1000) µs, \(result.signals) signals, \(result.errors) errors, "
+                                + "\(fixed(result.switchesPerCall, 2)) switches/call")
+                    }
+                    if contender == item.service {
+                        figures[index].service.append(result)
+                    } else {
+                        figures[index].floor.append(result)
+                    }
+                }
+            }
+            if options.wants("latency") {
+                let floor = Contender.toggleFloor(path: floorPath)
+                for contender in serviceFirst ? [service, floor] : [floor, service] {
+                    let sample = try Latency.measure(
+                        contender, on: bus, samples: options.latencySamples, wrapper: options.wrapper)
+                    if contender == service { serviceLatency.append(sample) } else { floorLatency.append(sample) }
+                }
+            }
+        }
+
+        var footprints: [(String, FootprintFigures)] = []
+        if options.wants("footprint") {
+            progress("memory, release and \(options.idleSeconds) s idle")
+            footprints.append(
+                ("dynamic", try Footprint.measure(
+                    service: options.service, on: bus, idleSeconds: options.idleSeconds, wrapper: options.wrapper)))
+            if let path = options.staticService {
+                footprints.append(("-static-stdlib", try Footprint.measure(service: path, on: bus, idleSeconds: nil)))
+            }
+        }
+        progress("done")
+
+        Report(
+            cases: cases, figures: figures, serviceLatency: serviceLatency, floorLatency: floorLatency,
+            footprints: footprints, idleSeconds: options.idleSeconds
+        ).print()
+    }
+
+    /// The toggle floor binary, compiled with cc when it is missing or older than its source.
+    private func toggleFloor() throws(BenchError) -> String {
+        var binary = stat()
+        var source = stat()
+        let haveBinary = stat(options.floor, &binary) == 0
+        guard stat(options.floorSource, &source) == 0 else {
+            if haveBinary { return options.floor }
+            throw BenchError("no \(options.floor) and no \(options.floorSource) to build it from")
+        }
+        if haveBinary, binary.st_mtim.tv_sec >= source.st_mtim.tv_sec { return options.floor }
+        let directory = options.floor.split(separator: "/").dropLast().joined(separator: "/")
+        let command = "mkdir -p '\(directory.isEmpty ? "." : directory)' && cc -O2 -o '\(options.floor)' "
+            + "'\(options.floorSource)' $(pkg-config --cflags --libs dbus-1)"
+        progress("building the toggle floor: \(command)")
+        guard system(command) == 0 else { throw BenchError("building \(options.floor) failed") }
+        return options.floor
+    }
+
+    private func progress(_ text: String) {
+        complain("netactivity-bench: \(text)")
+    }
+}

@@ -1,0 +1,42 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A program that owns io.github.netactivity.NetActivity1 for one measurement.
+enum Contender: Equatable {
+    /// `netactivityd` at a path, with extra flags.
+    case service(path: String, arguments: [String])
+    /// `dbus-test-tool echo`: an empty reply to every call.
+    case echo
+    /// Benchmarks/floor/toggle-floor: a counter and one PropertiesChanged per Active flip.
+    case toggleFloor(path: String)
+
+    var label: String {
+        switch self {
+        case .service: "netactivityd"
+        case .echo: "dbus-test-tool echo"
+        case .toggleFloor: "toggle-floor (C)"
+        }
+    }
+
+    /// Starts the program on `bus` (under `wrapper`, a command such as valgrind, if not empty)
+    /// and waits until it owns the name.
+    func start(on bus: Bus, wrapper: [String] = []) throws(BenchError) -> Child {
+        let command: [String] = switch self {
+        case .service(let path, let arguments): [path, "--address", bus.address] + arguments
+        case .echo: ["dbus-test-tool", "echo", "--name=io.github.netactivity.NetActivity1"]
+        case .toggleFloor(let path): [path, "--address", bus.address]
+        }
+        let line = wrapper + command
+        let child = try Child(line[0], Array(line.dropFirst()), environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        try bus.waitForName(owned: true) { child.isRunning }
+        return child
+    }
+
+    /// Stops `child` and waits until the bus has let go of the name, so the next contender
+    /// can take it.
+    static func stop(_ child: Child, on bus: Bus) throws(BenchError) {
+        child.stop()
+        try bus.waitForName(owned: false) { true }
+    }
+}

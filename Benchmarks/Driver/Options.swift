@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `netactivity-bench`'s command line.
+struct Options {
+    var service = ".build/release/netactivityd"
+    var staticService: String?
+    var floor = ".build/bench/toggle-floor"
+    var floorSource = "Benchmarks/floor/toggle-floor.c"
+    var rounds = 7
+    var windowMilliseconds = 400
+    var warmupMilliseconds = 100
+    var latencySamples = 200
+    var idleSeconds = 5
+    /// Case names to run (all when empty): steady-seq, steady-seq-1cpu, steady-pipe, toggle-seq,
+    /// toggle-seq-1cpu, toggle-pipe, begin-end-seq, begin-end-seq-1cpu, begin-end-pipe, latency,
+    /// footprint.
+    var only: Set<String> = []
+    /// A command (split at spaces) every contender runs under, e.g. valgrind for profiling.
+    var wrapper: [String] = []
+    /// Print every window's figures on stderr as it completes.
+    var verbose = false
+
+    static let usage = """
+        Usage: netactivity-bench [OPTIONS]
+
+        Benchmarks netactivityd against libdbus floors on a private dbus-daemon (see README.md,
+        "Benchmarks"). Run from the package root; `make bench` builds everything first.
+
+          --service PATH          netactivityd to measure (default .build/release/netactivityd)
+          --static-service PATH   a -static-stdlib build, for the memory comparison
+          --floor PATH            toggle-floor binary (default .build/bench/toggle-floor; built
+                                  from Benchmarks/floor/toggle-floor.c with cc when missing)
+          --rounds N              rounds per comparison, median reported (default 7)
+          --window-ms N           measured window per contender and round (default 400)
+          --warmup-ms N           warm-up before each window (default 100)
+          --latency-samples N     signal latency samples per contender and round (default 200)
+          --idle-seconds N        idle observation (default 5)
+          --only A,B              run only these: steady-seq steady-seq-1cpu steady-pipe
+                                  toggle-seq toggle-seq-1cpu toggle-pipe begin-end-seq
+                                  begin-end-seq-1cpu begin-end-pipe latency footprint
+          --wrap COMMAND          run every contender under COMMAND, for profiling, e.g.
+                                  --wrap "valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p"
+          --verbose               print each window's calls, time and CPU on stderr
+        """
+
+    static func parse(_ arguments: [String]) -> Options {
+        var options = Options()
+        var rest = arguments[...]
+        func value(_ flag: String) -> String {
+            guard let next = rest.popFirst() else { fail("\(flag) needs a value") }
+            return next
+        }
+        func number(_ flag: String, minimum: Int = 1) -> Int {
+            let text = value(flag)
+            guard let number = Int(text), number >= minimum else { fail("\(flag) takes a number ≥ \(minimum), not '\(text)'") }
+            return number
+        }
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--service": options.service = value(argument)
+            case "--static-service": options.staticService = value(argument)
+            case "--floor": options.floor = value(argument)
+            case "--rounds": options.rounds = number(argument)
+            case "--window-ms": options.windowMilliseconds = number(argument)
+            case "--warmup-ms": options.warmupMilliseconds = number(argument, minimum: 0)
+            case "--latency-samples": options.latencySamples = number(argument)
+            case "--idle-seconds": options.idleSeconds = number(argument)
+            case "--only": options.only = Set(value(argument).split(separator: ",").map(String.init))
+            case "--verbose": options.verbose = true
+            case "--wrap": options.wrapper = value(argument).split(separator: " ").map(String.init)
+            case "-h", "--help":
+                say(usage)
+                exit(0)
+            default: fail("unknown option '\(argument)'")
+            }
+        }
+        return options
+    }
+
+    func wants(_ name: String) -> Bool { only.isEmpty || only.contains(name) }
+}
+
+func fail(_ message: String) -> Never {
+    complain("netactivity-bench: \(message)")
+    exit(2)
+}

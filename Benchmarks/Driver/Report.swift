@@ -1,0 +1,88 @@
+/// The figures as tables, then one line with every ratio.
+struct Report {
+    let cases: [ThroughputCase]
+    let figures: [ThroughputFigures]
+    let serviceLatency: [LatencySample]
+    let floorLatency: [LatencySample]
+    let footprints: [(String, FootprintFigures)]
+    let idleSeconds: Int
+
+    func print() {
+        var ratios: [String] = []
+        if !cases.isEmpty {
+            var table = Table([
+                "case", "floor", "calls/s", "floor calls/s", "ratio", "CPU µs/call", "floor µs/call", "CPU ratio",
+                "bus µs/call", "signals/call",
+            ], leftAligned: 2)
+            for (item, figure) in zip(cases, figures) {
+                table.add([
+                    item.description, item.floor.label, fixed(figure.serviceRate, 0), fixed(figure.floorRate, 0),
+                    fixed(figure.rateRatio), fixed(figure.serviceCPU, 1), fixed(figure.floorCPU, 1),
+                    fixed(figure.cpuRatio), fixed(figure.serviceBusCPU, 1) + " / " + fixed(figure.floorBusCPU, 1),
+                    fixed(figure.serviceSignals, 3) + " / " + fixed(figure.floorSignals, 3),
+                ])
+                if figure.errors > 0 { say("warning: \(figure.errors) error replies in \(item.name)") }
+            }
+            say("")
+            say("Throughput: netactivityd against its floor (medians; ratio = service/floor per round, median)")
+            say(table.text)
+            say("goal: ratio ≥ 0.95 and CPU ratio ≤ 1.5; bus µs/call and signals/call: service / floor")
+            ratios += zip(cases, figures).map { "\($0.name) \(fixed($1.rateRatio))" }
+            ratios += zip(cases, figures).map { "cpu-\($0.name) \(fixed($1.cpuRatio))" }
+        }
+
+        if !serviceLatency.isEmpty {
+            let service = median(serviceLatency.map(\.signal))
+            let floor = median(floorLatency.map(\.signal))
+            let ping = median((serviceLatency + floorLatency).map(\.ping))
+            var table = Table(["Push/Pop → PropertiesChanged at a 2nd connection", "µs", "÷ bus Ping"])
+            table.add(["netactivityd", fixed(service / 1e3, 1), fixed(median(serviceLatency.map(\.ratio)))])
+            table.add(["toggle-floor (C)", fixed(floor / 1e3, 1), fixed(median(floorLatency.map(\.ratio)))])
+            table.add(["org.freedesktop.DBus.Peer.Ping round trip", fixed(ping / 1e3, 1), "1.00"])
+            say("")
+            say("Signal latency (medians)")
+            say(table.text)
+            ratios.append("latency/ping \(fixed(median(serviceLatency.map(\.ratio))))")
+            ratios.append("floor-latency/ping \(fixed(median(floorLatency.map(\.ratio))))")
+        }
+
+        for (variant, figure) in footprints {
+            var table = Table(["netactivityd (\(variant))", "VmRSS", "anon", "file", "goal"])
+            table.add([
+                "idle", mebibytes(figure.idle.rss), mebibytes(figure.idle.anonymous), mebibytes(figure.idle.file),
+                "≤ 8 MiB",
+            ])
+            table.add([
+                "\(Footprint.connections) connections × \(Footprint.activitiesPerConnection) activities",
+                mebibytes(figure.loaded.rss), mebibytes(figure.loaded.anonymous), mebibytes(figure.loaded.file),
+                "≤ 16 MiB",
+            ])
+            table.add([
+                "idle again after they left", mebibytes(figure.drained.rss), mebibytes(figure.drained.anonymous),
+                mebibytes(figure.drained.file), "",
+            ])
+            say("")
+            say("Memory")
+            say(table.text)
+            let release = fixed(Double(figure.releaseNanoseconds) / 1e6, 2)
+            say(
+                "release of 1 connection with \(Footprint.activitiesPerConnection) activities: \(release) ms from "
+                    + "its disconnect to PropertiesChanged at a watcher; \(figure.releaseSignals) signal(s) (must be 1), "
+                    + "Count then \(figure.countAfterRelease.map { String($0) } ?? "absent"); the service spent "
+                    + "\(fixed(Double(figure.releaseCPU) / 1e6, 2)) ms CPU on it")
+            let key = variant.hasPrefix("-") ? String(variant.dropFirst()) : variant
+            ratios.append("rss-\(key) \(mebibytes(figure.idle.rss))/\(mebibytes(figure.loaded.rss))")
+            if variant == "dynamic" {
+                ratios.append("release \(release) ms \(figure.releaseSignals) signal(s)")
+            }
+            if let switches = figure.idleSwitches, let cpu = figure.idleCPU {
+                say(
+                    "idle for \(idleSeconds) s: \(switches) context switches, \(fixed(Double(cpu) / 1e3, 0)) µs CPU "
+                        + "(goal 0)")
+                ratios.append("idle \(switches) switches \(fixed(Double(cpu) / 1e3, 0)) µs")
+            }
+        }
+        say("")
+        say("ratios: " + ratios.joined(separator: ", "))
+    }
+}

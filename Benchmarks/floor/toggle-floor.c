@@ -1,0 +1,122 @@
+/*
+ * toggle-floor: the least a libdbus service can do to serve Push/Pop as CONTRACT.md requires.
+ *
+ * It owns io.github.netactivity.NetActivity1, keeps the shared counter, and for every flip of
+ * Active (0 -> 1 on Push, 1 -> 0 on Pop) emits one org.freedesktop.DBus.Properties
+ * PropertiesChanged carrying only Active, before the reply. Pop at 0 gets the NotActive error.
+ * Every other method call gets an empty reply, like `dbus-test-tool echo`, whose structure
+ * (one filter, dbus_connection_read_write_dispatch) this copies so the two floors differ only
+ * in what they send.
+ *
+ * It is the benchmark's floor for the "toggling" shape, not a service: no Count, no throttle,
+ * no tracked activities, no introspection.
+ *
+ *   toggle-floor [--address ADDR]     (default: the session bus)
+ *
+ * Build: cc -O2 toggle-floor.c $(pkg-config --cflags --libs dbus-1)
+ */
+#include <dbus/dbus.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NAME "io.github.netactivity.NetActivity1"
+#define PATH "/io/github/netactivity/NetActivity1"
+#define INTERFACE "io.github.netactivity.NetActivity1"
+#define NOT_ACTIVE INTERFACE ".Error.NotActive"
+
+static unsigned long counter;
+
+/* PropertiesChanged(INTERFACE, {"Active": <active>}, []) */
+static void emit_active(DBusConnection *connection, dbus_bool_t active)
+{
+    DBusMessage *signal = dbus_message_new_signal(PATH, DBUS_INTERFACE_PROPERTIES, "PropertiesChanged");
+    DBusMessageIter iter, dict, entry, variant, invalidated;
+    const char *interface = INTERFACE, *key = "Active";
+
+    if (signal == NULL)
+        return;
+    dbus_message_iter_init_append(signal, &iter);
+    dbus_message_iter_append_basic(&iter, DBUS_TYPE_STRING, &interface);
+    dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &dict);
+    dbus_message_iter_open_container(&dict, DBUS_TYPE_DICT_ENTRY, NULL, &entry);
+    dbus_message_iter_append_basic(&entry, DBUS_TYPE_STRING, &key);
+    dbus_message_iter_open_container(&entry, DBUS_TYPE_VARIANT, "b", &variant);
+    dbus_message_iter_append_basic(&variant, DBUS_TYPE_BOOLEAN, &active);
+    dbus_message_iter_close_container(&entry, &variant);
+    dbus_message_iter_close_container(&dict, &entry);
+    dbus_message_iter_close_container(&iter, &dict);
+    dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "s", &invalidated);
+    dbus_message_iter_close_container(&iter, &invalidated);
+    dbus_connection_send(connection, signal, NULL);
+    dbus_message_unref(signal);
+}
+
+static DBusHandlerResult filter(DBusConnection *connection, DBusMessage *message, void *data)
+{
+    DBusMessage *reply;
+    (void)data;
+
+    if (dbus_message_is_signal(message, DBUS_INTERFACE_LOCAL, "Disconnected")) {
+        fprintf(stderr, "toggle-floor: disconnected\n");
+        _exit(1);
+    }
+    if (dbus_message_get_type(message) != DBUS_MESSAGE_TYPE_METHOD_CALL)
+        return DBUS_HANDLER_RESULT_NOT_YET_HANDLED;
+
+    if (dbus_message_is_method_call(message, INTERFACE, "Pop") && counter == 0) {
+        reply = dbus_message_new_error(message, NOT_ACTIVE, "the shared counter is 0");
+    } else {
+        if (dbus_message_is_method_call(message, INTERFACE, "Push")) {
+            if (counter++ == 0)
+                emit_active(connection, TRUE);
+        } else if (dbus_message_is_method_call(message, INTERFACE, "Pop")) {
+            if (--counter == 0)
+                emit_active(connection, FALSE);
+        }
+        reply = dbus_message_new_method_return(message);
+    }
+    if (reply != NULL) {
+        if (!dbus_message_get_no_reply(message))
+            dbus_connection_send(connection, reply, NULL);
+        dbus_message_unref(reply);
+    }
+    return DBUS_HANDLER_RESULT_HANDLED;
+}
+
+int main(int argc, char **argv)
+{
+    DBusError error;
+    DBusConnection *connection;
+    int owned;
+
+    dbus_error_init(&error);
+    if (argc == 3 && strcmp(argv[1], "--address") == 0) {
+        connection = dbus_connection_open_private(argv[2], &error);
+        if (connection != NULL && !dbus_bus_register(connection, &error)) {
+            dbus_connection_unref(connection);
+            connection = NULL;
+        }
+    } else if (argc == 1) {
+        connection = dbus_bus_get_private(DBUS_BUS_SESSION, &error);
+    } else {
+        fprintf(stderr, "usage: toggle-floor [--address ADDR]\n");
+        return 2;
+    }
+    if (connection == NULL) {
+        fprintf(stderr, "toggle-floor: %s\n", error.message);
+        return 1;
+    }
+    dbus_connection_set_exit_on_disconnect(connection, FALSE);
+    if (!dbus_connection_add_filter(connection, filter, NULL, NULL))
+        return 1;
+    owned = dbus_bus_request_name(connection, NAME, DBUS_NAME_FLAG_DO_NOT_QUEUE, &error);
+    if (owned != DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER) {
+        fprintf(stderr, "toggle-floor: cannot own %s: %s\n", NAME,
+                dbus_error_is_set(&error) ? error.message : "taken");
+        return 1;
+    }
+    while (dbus_connection_read_write_dispatch(connection, -1)) {
+    }
+    return 0;
+}
