@@ -31,6 +31,9 @@ public struct Indicator: Sendable {
         )
     }
 
+    /// The debounced state a panel should show, without building the whole ``state``.
+    public var isVisible: Bool { debounce.isVisible }
+
     /// The true current values (`visible` is the debounce state), whether announced yet or not.
     public var state: IndicatorState {
         IndicatorState(

@@ -47,8 +47,8 @@ extension Service {
                 },
             ],
             properties: [
-                Property("Active", "b") { [unowned self] in .boolean(self.indicator.state.active) },
-                Property("Visible", "b") { [unowned self] in .boolean(self.indicator.state.visible) },
+                Property("Active", "b") { [unowned self] in .boolean(self.indicator.ledger.isActive) },
+                Property("Visible", "b") { [unowned self] in .boolean(self.indicator.isVisible) },
                 Property("Count", "u") { [unowned self] in .uint32(self.indicator.ledger.count) },
                 Property("Progress", "d") { [unowned self] in .double(self.indicator.ledger.progress) },
                 Property("Activities", "a(ussttt)") { [unowned self] in
