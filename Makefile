@@ -104,7 +104,7 @@ BENCH_ARGS ?=
 
 ## What the benchmark needs beyond `deps`: dbus-test-tool (dbus-tests) and cc, when missing.
 bench-deps:
-	@Benchmarks/install-deps.sh
+	@scripts/install-deps.sh bench
 
 ## Builds release netactivityd (default and -static-stdlib), the driver and the C toggle floor,
 ## then runs the driver on a private dbus-daemon: about a minute.

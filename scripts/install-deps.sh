@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages NetActivity needs to build, run and test: only those missing,
-# and without touching apt at all when nothing is. Used by `make deps`.
+# and without touching apt at all when nothing is. Used by `make deps`; `install-deps.sh bench`
+# (`make bench-deps`) adds what the benchmark needs: dbus-test-tool (Debian's dbus-tests), the
+# floor it compares netactivityd with, and a C compiler for the toggle floor. (valgrind and perf
+# are for profiling by hand; see README.md, "Benchmarks".)
 set -euo pipefail
 
 # need CHECK PACKAGE...: when CHECK fails, the first PACKAGE the archive has is installed.
@@ -19,6 +22,10 @@ need 'command -v dbus-daemon' dbus-daemon dbus
 need 'command -v dbus-send && command -v dbus-monitor' dbus-bin dbus
 need 'command -v busctl' systemd
 need 'command -v gdbus' libglib2.0-bin
+if [ "${1:-}" = bench ]; then
+    need 'command -v dbus-test-tool' dbus-tests
+    need 'command -v cc' gcc
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
     echo "deps: everything needed is installed"
