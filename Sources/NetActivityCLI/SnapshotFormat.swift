@@ -47,7 +47,7 @@ enum SnapshotFormat {
     static func waybar(_ state: IndicatorSnapshot) -> String {
         let shown = state.visible && state.serviceAvailable
         var members: [(String, JSONText)] = [
-            ("text", .string(shown ? "⇅ \(state.count)" + (state.progress.map { " " + percent($0) } ?? "") : "")),
+            ("text", .string(shown ? text(state) : "")),
             ("tooltip", .string(tooltip(state))),
             ("class", .string(shown ? "active" : "idle")),
         ]
@@ -57,14 +57,22 @@ enum SnapshotFormat {
         return JSONText.object(members).text
     }
 
+    /// "⇅ 2 50%"; no number while the throttled Count lags behind (or the indicator is still
+    /// shown through the completion delay), so a panel never reads "⇅ 0".
+    static func text(_ state: IndicatorSnapshot) -> String {
+        let count = max(Int(state.count), state.activities.count)
+        return "⇅" + (count > 0 ? " \(count)" : "") + (state.progress.map { " " + percent($0) } ?? "")
+    }
+
     static func tooltip(_ state: IndicatorSnapshot) -> String {
         guard state.serviceAvailable else { return "Network activity service unavailable" }
         guard state.active else { return "No network activity" }
-        var lines = ["Network activity: \(state.count)"]
+        let count = max(Int(state.count), state.activities.count)
+        var lines = [count > 0 ? "Network activity: \(count)" : "Network activity"]
         for activity in state.activities {
             lines.append(activity.label + (activity.fraction.map { " " + percent($0) } ?? ""))
         }
-        let shared = Int(state.count) - state.activities.count
+        let shared = count - state.activities.count
         if shared > 0 { lines.append("\(shared) other connection" + (shared == 1 ? "" : "s")) }
         return lines.joined(separator: "\n")
     }
