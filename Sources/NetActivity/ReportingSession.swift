@@ -27,7 +27,11 @@ final class ReportingSession {
     private let problems: @Sendable (String) -> Void
 
     private var connection: Connection?
-    private var serviceOwner: String?
+    /// The service instance (unique name) that holds this app's state; every activity is
+    /// looked at again when it changes.
+    private var serviceOwner: String? {
+        didSet { if serviceOwner != oldValue { needsAttention.formUnion(activities.keys) } }
+    }
     /// True after a call found no service: nothing is re-sent until the service appears.
     private var waitingForService = false
     private var reportedUnavailable = false
@@ -37,6 +41,9 @@ final class ReportingSession {
     private var pushesHeld: [String: Int] = [:]
     private var counterCallsInFlight = 0
     private var activities: [Int: Tracked] = [:]
+    /// Activities whose state changed since `reconcile()` last looked at them, so a change to
+    /// one of many live activities costs one, not all.
+    private var needsAttention: Set<Int> = []
     private var callsInFlight = 0
     private var flushWaiters: [@Sendable () -> Void] = []
 
@@ -75,6 +82,7 @@ final class ReportingSession {
 
     func begin(_ localID: Int, label: String) {
         activities[localID] = Tracked(label: label)
+        needsAttention.insert(localID)
         reconcile()
     }
 
@@ -85,11 +93,13 @@ final class ReportingSession {
         activity.total = total
         activity.progressDirty = true
         activities[localID] = activity
+        needsAttention.insert(localID)
         reconcile()
     }
 
     func end(_ localID: Int) {
         activities[localID]?.ended = true
+        needsAttention.insert(localID)
         reconcile()
     }
 
@@ -175,17 +185,18 @@ final class ReportingSession {
     /// Sends whatever brings the service in line with the app's view. Counter changes wait
     /// until earlier counter calls are answered, so the count held by each instance is known.
     private func reconcile() {
-        guard !closed, !waitingForService, let connection = connect() else {
+        guard !closed, !waitingForService, connect() != nil else {
             resumeFlushWaitersIfIdle()
             return
         }
-        _ = connection
         if counterCallsInFlight == 0 {
             let held = serviceOwner.map { pushesHeld[$0, default: 0] } ?? 0
             let difference = outstandingPushes - held
             for _ in 0..<abs(difference) { sendCounterCall(difference > 0 ? "Push" : "Pop") }
         }
-        for localID in Array(activities.keys) {
+        let due = needsAttention
+        needsAttention.removeAll()
+        for localID in due {
             if let activity = activities[localID] { reconcileActivity(localID, activity) }
         }
         resumeFlushWaitersIfIdle()
@@ -235,6 +246,7 @@ final class ReportingSession {
             activity.refused = true
         }
         activities[localID] = activity
+        needsAttention.insert(localID)
         reconcile()
     }
 
