@@ -171,6 +171,15 @@ public final class Message: @unchecked Sendable {
         return try Value.decodeAll(&iter)
     }
 
+    /// Decodes a body whose signature is known to hold `count` complete types, without
+    /// growing the array or asking libdbus for the end of the body.
+    func arguments(count: Int) throws(BusError) -> [Value] {
+        guard count > 0 else { return [] }
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(raw, &iter) != 0 else { return [] }
+        return try Value.decode(&iter, count: count)
+    }
+
     /// Decodes the body after checking it has exactly the `expected` signature.
     ///
     /// - Throws: `InvalidArgs` naming both signatures.

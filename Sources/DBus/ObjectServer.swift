@@ -118,7 +118,8 @@ public final class ObjectServer {
                 "\(String(cString: member)) expects arguments of signature '\(method.method.inputSignature)', "
                     + "got '\(message.signature)'")
         }
-        return try method.method.handler(MethodCall(message: message, arguments: message.arguments()))
+        let arguments = try message.arguments(count: method.argumentCount)
+        return try method.method.handler(MethodCall(message: message, arguments: arguments))
     }
 
     /// The dispatch table for a call to `rawPath`.
@@ -265,6 +266,8 @@ private struct DispatchTable {
         let method: Method
         /// `method.inputSignature`, joined once here rather than on every call.
         let inputSignature: CName
+        /// How many complete types `inputSignature` holds: the values a matching call carries.
+        let argumentCount: Int
     }
 
     /// Every interface, the object's own first.
@@ -286,7 +289,8 @@ private struct DispatchTable {
             for method in interface.methods {
                 let entry = Entry(
                     name: CName(method.name.rawValue), method: method,
-                    inputSignature: CName(method.inputSignature.rawValue))
+                    inputSignature: CName(method.inputSignature.rawValue),
+                    argumentCount: method.inputSignature.completeTypes.count)
                 if seen.insert(method.name).inserted { methods.append(entry) }
                 if seenMembers.insert(method.name).inserted { byMember.append(entry) }
             }

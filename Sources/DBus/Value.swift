@@ -205,7 +205,7 @@ extension Value {
     private func validateForEncoding(depth: Depth) throws(BusError) {
         // A basic type or a variant is always one complete type; only containers, whose
         // element signatures come from outside, need libdbus to check.
-        guard !isContainer || signature.isSingleCompleteType else {
+        guard !isContainer || hasSingleCompleteSignature else {
             throw BusError(.invalidArgs, "'\(signatureText)' is not a valid single complete type")
         }
         try validateContents(insideArray: false, depth: depth)
@@ -255,4 +255,19 @@ extension Value {
         default: false
         }
     }
+
+    /// Whether `signature` is one complete type. Arrays of a basic type, of variants or of
+    /// `{sv}` (nearly every array sent, `PropertiesChanged` included) are recognised here
+    /// without asking libdbus, whose check costs more than encoding a small signal's body.
+    fileprivate var hasSingleCompleteSignature: Bool {
+        guard case .array(let element, _) = self else { return signature.isSingleCompleteType }
+        if element == .stringToVariantEntry { return true }
+        let codes = element.rawValue.utf8
+        if codes.count == 1, let code = codes.first, Self.singleCodeTypes.utf8.contains(code) { return true }
+        return signature.isSingleCompleteType
+    }
+
+    /// The type codes that are a complete type on their own: the basic types (but for the
+    /// rare `h`, left to libdbus) and `v`.
+    private static let singleCodeTypes = "ybnqiuxtdsogv"
 }

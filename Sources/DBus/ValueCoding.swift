@@ -85,6 +85,19 @@ extension Value {
         return values
     }
 
+    /// Decodes `count` values from `iter`, which must point at the first of them.
+    static func decode(_ iter: inout DBusMessageIter, count: Int) throws(BusError) -> [Value] {
+        var values: [Value] = []
+        values.reserveCapacity(count)
+        for index in 0..<count {
+            if index > 0, dbus_message_iter_next(&iter) == 0 {
+                throw BusError(.invalidArgs, "expected \(count) arguments, got \(index)")
+            }
+            values.append(try decode(&iter))
+        }
+        return values
+    }
+
     /// Decodes the value `iter` points at. libdbus validated the message when it arrived, so
     /// the structure is sound; anything unexpected still becomes an error, never a crash.
     static func decode(_ iter: inout DBusMessageIter) throws(BusError) -> Value {

@@ -116,7 +116,9 @@ public struct Ledger: Sendable {
         guard bytes <= Self.maximumLabelBytes else {
             throw .labelTooLong(bytes: bytes, limit: Self.maximumLabelBytes)
         }
-        guard activityCount(owner: owner) < Self.maximumActivitiesPerOwner else {
+        // One hash of the owner per call: the index stays valid until idsByOwner changes.
+        let ownerEntry = idsByOwner.index(forKey: owner)
+        guard (ownerEntry.map { idsByOwner.values[$0].count } ?? 0) < Self.maximumActivitiesPerOwner else {
             throw .ownerLimit(owner: owner, limit: Self.maximumActivitiesPerOwner)
         }
         guard slotIndex.count < activityLimit else {
@@ -127,7 +129,11 @@ public struct Ledger: Sendable {
         nextID = id == .max ? nil : id + 1
         slotIndex[id] = slots.count
         slots.append(Activity(id: id, owner: owner, label: label, completed: 0, total: 0, started: started))
-        idsByOwner[owner, default: []].insert(id)
+        if let ownerEntry {
+            idsByOwner.values[ownerEntry].insert(id)
+        } else {
+            idsByOwner[owner] = [id]
+        }
         activitiesRevision += 1
         return id
     }
@@ -157,8 +163,11 @@ public struct Ledger: Sendable {
     public mutating func end(_ id: ActivityID, by owner: String) throws(LedgerError) {
         let index = try ownedSlot(id, by: owner)
         remove(id, at: index)
-        idsByOwner[owner]?.remove(id)
-        if idsByOwner[owner]?.isEmpty == true { idsByOwner[owner] = nil }
+        // ownedSlot found the activity owned by `owner`, so the owner has an entry holding `id`.
+        if let ownerEntry = idsByOwner.index(forKey: owner) {
+            idsByOwner.values[ownerEntry].remove(id)
+            if idsByOwner.values[ownerEntry].isEmpty { idsByOwner.remove(at: ownerEntry) }
+        }
         activitiesRevision += 1
         compactIfSparse()
     }
@@ -200,9 +209,22 @@ public struct Ledger: Sendable {
     private mutating func compactIfSparse() {
         let holes = slots.count - slotIndex.count
         guard holes > 64, holes > slotIndex.count else { return }
-        slots = slots.filter { $0 != nil }
-        for (index, activity) in slots.enumerated() {
-            if let activity { slotIndex[activity.id] = index }
+        // In place, in id order: only the activities that move need their index rewritten.
+        // New storage only when the old would be more than twice what is left (after a big
+        // release), so memory follows the live count as it did when this copied.
+        var kept = 0
+        for index in slots.indices {
+            guard let id = slots[index]?.id else { continue }
+            if index != kept {
+                slots.swapAt(kept, index)
+                slotIndex[id] = kept
+            }
+            kept += 1
+        }
+        if slots.capacity > 2 * max(kept, 128) {
+            slots = Array(slots[..<kept])
+        } else {
+            slots.removeSubrange(kept...)
         }
     }
 
