@@ -32,7 +32,7 @@ SWIFT_BUILD_FLAGS ?=
 SWIFT_TEST_FLAGS ?= --no-parallel
 ARGS ?=
 BUS_NAME := io.github.netactivity.NetActivity1
-# netactivityd links the Swift runtime statically: 7.6 MiB idle instead of 10.4 (README,
+# netactivityd links the Swift runtime statically: about 7.7 MiB idle instead of 10.5 (README,
 # "Benchmarks"), and it runs without the toolchain installed.
 RELEASE_STATIC_SCRATCH := .build/static
 RELEASE_BINARY := $(RELEASE_STATIC_SCRATCH)/release/netactivityd
