@@ -47,7 +47,9 @@ public final class EventLoop: @unchecked Sendable {
     private let wakeWrite: Int32
     private let posted = Locked<[@Sendable () -> Void]>([])
     private let stopRequested = Atomic<Bool>(false)
-    private let loopThread = Locked<pthread_t?>(nil)
+    /// The thread in `run()`, 0 when none (glibc's pthread_t is an address, never 0). An atomic,
+    /// not a lock: libdbus asks "are we on the loop?" for every message sent.
+    private let loopThread = Atomic<UInt>(0)
 
     /// Creates a loop; nothing runs until `run()`.
     ///
@@ -145,8 +147,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Wakes the loop if the caller is another thread: libdbus asks for this when a send from
     /// another thread queued data that only the loop's poll would write out.
     fileprivate func wakeFromLibdbus() {
-        let onLoop = loopThread.withLock { thread in thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
-        if !onLoop { wake() }
+        if loopThread.load(ordering: .acquiring) != UInt(pthread_self()) { wake() }
     }
 
     // MARK: - Signals
@@ -167,9 +168,9 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs until `stop()`; returns at once if `stop()` came first.
     public func run() {
-        loopThread.withLock { $0 = pthread_self() }
+        loopThread.store(UInt(pthread_self()), ordering: .releasing)
         defer {
-            loopThread.withLock { $0 = nil }
+            loopThread.store(0, ordering: .releasing)
             // Cleared on the way out, not on the way in: a stop() that came before run() counts.
             stopRequested.store(false, ordering: .sequentiallyConsistent)
         }
