@@ -39,7 +39,8 @@ let package = Package(
         .executableTarget(
             name: "netactivity-bench", dependencies: ["DBus", "NetActivityContract"], path: "Benchmarks/Driver"),
         // A long-lived client process for tests that SIGKILL a client holding activities.
-        .executableTarget(name: "na-testclient", dependencies: ["DBus"], path: "Tests/TestClientExecutable"),
+        .executableTarget(
+            name: "na-testclient", dependencies: ["DBus", "BusTestSupport"], path: "Tests/TestClientExecutable"),
 
         .testTarget(name: "NetActivityModelTests", dependencies: ["NetActivityModel"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "BusTestSupport"]),

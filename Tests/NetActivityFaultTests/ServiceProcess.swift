@@ -136,25 +136,3 @@ enum Scale {
         return UInt64.random(in: 1...UInt64(UInt32.max))
     }
 }
-
-/// A small seeded generator (SplitMix64), so a failing seed replays the same calls.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// True with probability `percent` / 100.
-    mutating func chance(_ percent: UInt64) -> Bool {
-        next() % 100 < percent
-    }
-}

@@ -1,3 +1,4 @@
+import BusTestSupport
 import DBus
 
 /// The random mode of na-testclient: a seeded sequence of calls whose every reply is awaited,
@@ -7,7 +8,7 @@ import DBus
 /// a successful Pop counts against `net`, a refused one (NotActive) changes nothing, so the sum of
 /// every client's `net` is the shared counter.
 struct RandomWalk {
-    private var generator: SplitMix64
+    private var generator: SeededGenerator
     private let seed: UInt64
     private let connection: Connection
     /// Successful pushes minus successful pops.
@@ -19,7 +20,7 @@ struct RandomWalk {
 
     init(seed: UInt64, connection: Connection) {
         self.seed = seed
-        generator = SplitMix64(seed: seed)
+        generator = SeededGenerator(seed: seed)
         self.connection = connection
     }
 
@@ -162,22 +163,5 @@ struct RandomWalk {
 
     private func expect(_ result: Result<Message, BusError>, _ what: String) {
         if case .failure(let error) = result { fail("\(what) failed: \(error)", status: 1) }
-    }
-}
-
-/// A small seeded generator (SplitMix64): the same seed gives the same calls on every run.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
