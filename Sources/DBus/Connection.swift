@@ -30,7 +30,9 @@ public final class Connection: @unchecked Sendable {
     /// This connection's unique name on the bus, e.g. `:1.42`.
     public let uniqueName: BusName
 
-    private var filters: [(id: Int, handler: (Message) -> Bool)] = []
+    // Read for every incoming message, so unchecked for exclusivity: `runFilters` iterates a
+    // copy, and a handler that adds or removes filters meanwhile changes only the original.
+    @exclusivity(unchecked) private var filters: [(id: Int, handler: (Message) -> Bool)] = []
     private var nextFilterID = 0
     private var filterInstalled = false
 
@@ -93,6 +95,13 @@ public final class Connection: @unchecked Sendable {
         var serial: UInt32 = 0
         guard dbus_connection_send(raw, message.raw, &serial) != 0 else { throw BusError.outOfMemory }
         return serial
+    }
+
+    /// Queues `message` without checking the connection first, for replies and signals whose
+    /// loss on a closed connection nobody could act on: libdbus drops what a closed connection
+    /// cannot send.
+    func queue(_ message: Message) {
+        _ = dbus_connection_send(raw, message.raw, nil)
     }
 
     /// Sends a method call and waits for its reply, blocking the calling thread.

@@ -32,20 +32,30 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private var connections: [Connection] = []
-    private var watches: [OpaquePointer] = []
-    private var timeouts: [Timeout] = []
-    private var timers: [Int: Timer] = [:]
+    // The state below is touched on every turn, so it opts out of the runtime's exclusivity
+    // checks (about a tenth of the loop's own cost per message). It is safe without them: only
+    // the loop's thread touches it, and no access spans a call that could reach back in. The
+    // loop iterates copies (libdbus callbacks may add or remove watches and timeouts meanwhile)
+    // and holds `pollDescriptors` inout only across poll(2) itself.
+    @exclusivity(unchecked) private var connections: [Connection] = []
+    @exclusivity(unchecked) private var watches: [OpaquePointer] = []
+    @exclusivity(unchecked) private var timeouts: [Timeout] = []
+    @exclusivity(unchecked) private var timers: [Int: Timer] = [:]
     private var nextTimerID = 0
+    // No timer is due before this: exact after every turn, possibly early after a cancel, so
+    // most turns look at one number instead of every timer.
+    @exclusivity(unchecked) private var earliestTimer = UInt64.max
     private var signalActions: [Int32: () -> Void] = [:]
 
     // Reused by every turn of the loop, so a turn allocates nothing.
-    private var pollDescriptors: [pollfd] = []
-    private var polledWatches: [OpaquePointer] = []
+    @exclusivity(unchecked) private var pollDescriptors: [pollfd] = []
+    @exclusivity(unchecked) private var polledWatches: [OpaquePointer] = []
 
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private let posted = Locked<[@Sendable () -> Void]>([])
+    // Whether `posted` may hold work: a turn checks this instead of taking the lock.
+    private let hasPosted = Atomic<Bool>(false)
     private let stopRequested = Atomic<Bool>(false)
     /// The thread in `run()`, 0 when none (glibc's pthread_t is an address, never 0). An atomic,
     /// not a lock: libdbus asks "are we on the loop?" for every message sent.
@@ -115,7 +125,9 @@ public final class EventLoop: @unchecked Sendable {
     public func schedule(after delay: Duration, _ action: @escaping () -> Void) -> TimerID {
         nextTimerID += 1
         let nanoseconds = UInt64(clamping: max(0, delay.nanoseconds))
-        timers[nextTimerID] = Timer(deadline: monotonicNanoseconds() &+ nanoseconds, action: action)
+        let deadline = monotonicNanoseconds() &+ nanoseconds
+        timers[nextTimerID] = Timer(deadline: deadline, action: action)
+        earliestTimer = min(earliestTimer, deadline)
         return TimerID(value: nextTimerID)
     }
 
@@ -129,6 +141,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs `work` on the loop's thread soon. Safe from any thread.
     public func post(_ work: @escaping @Sendable () -> Void) {
         posted.withLock { $0.append(work) }
+        hasPosted.store(true, ordering: .releasing)
         wake()
     }
 
@@ -182,12 +195,18 @@ public final class EventLoop: @unchecked Sendable {
     /// One turn: run posted work, dispatch what libdbus has read, fire due timers, then sleep in
     /// poll(2) until a descriptor is ready or the next deadline.
     private func runOnce() {
-        runPostedWork()
-        dispatchAll()
-        fireDueTimers()
+        if hasPosted.load(ordering: .acquiring) { runPostedWork() }
+        let connections = self.connections
+        dispatchAll(connections)
+        var now = monotonicNanoseconds()
+        let fired = fireDueTimers(now: now)
         guard !stopRequested.load(ordering: .sequentiallyConsistent) else { return }
 
-        let pending = connections.contains { dbus_connection_get_dispatch_status($0.raw) == DBUS_DISPATCH_DATA_REMAINS }
+        // dispatchAll left every connection with nothing to dispatch, unless a timer or another
+        // connection's handler has since read more (a blocking call does): only then ask.
+        let pending =
+            (fired || connections.count > 1)
+            && connections.contains { dbus_connection_get_dispatch_status($0.raw) == DBUS_DISPATCH_DATA_REMAINS }
         polledWatches.removeAll(keepingCapacity: true)
         pollDescriptors.removeAll(keepingCapacity: true)
         pollDescriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
@@ -199,7 +218,8 @@ public final class EventLoop: @unchecked Sendable {
             polledWatches.append(watch)
             pollDescriptors.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
         }
-        let timeout = pending ? 0 : pollTimeout()
+        if fired { now = monotonicNanoseconds() }
+        let timeout = pending ? 0 : pollTimeout(now: now)
         let count = poll(&pollDescriptors, nfds_t(pollDescriptors.count), timeout)
         guard count > 0 else { return }
 
@@ -216,7 +236,7 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private func dispatchAll() {
+    private func dispatchAll(_ connections: [Connection]) {
         for connection in connections {
             while dbus_connection_dispatch(connection.raw) == DBUS_DISPATCH_DATA_REMAINS {}
         }
@@ -224,6 +244,8 @@ public final class EventLoop: @unchecked Sendable {
 
     private func runPostedWork() {
         let work = posted.withLock { queue in
+            // Cleared under the lock: a post() after this sets it again for the next turn.
+            hasPosted.store(false, ordering: .relaxed)
             let taken = queue
             queue.removeAll()
             return taken
@@ -231,28 +253,32 @@ public final class EventLoop: @unchecked Sendable {
         for item in work { item() }
     }
 
-    private func fireDueTimers() {
-        let now = monotonicNanoseconds()
+    /// Handles due libdbus timeouts and runs due timers; returns whether anything ran.
+    private func fireDueTimers(now: UInt64) -> Bool {
+        var fired = false
         for entry in timeouts where dbus_timeout_get_enabled(entry.raw) != 0 && entry.deadline <= now {
             entry.deadline = Self.deadline(of: entry.raw)
             _ = dbus_timeout_handle(entry.raw)
+            fired = true
         }
-        // Most turns have timers armed but none due: find that out without allocating.
-        guard timers.values.contains(where: { $0.deadline <= now }) else { return }
+        guard earliestTimer <= now else { return fired }
         let due = timers.filter { $0.value.deadline <= now }.sorted { $0.value.deadline < $1.value.deadline }
         for (id, timer) in due where timers[id] != nil {
             timers[id] = nil
             timer.action()
+            fired = true
         }
+        // Actions may have scheduled and cancelled timers: take the minimum afresh.
+        earliestTimer = timers.values.lazy.map(\.deadline).min() ?? .max
+        return fired
     }
 
-    /// Milliseconds until the next deadline, rounded up; -1 (sleep until woken) when none.
-    private func pollTimeout() -> Int32 {
-        var next = UInt64.max
-        for timer in timers.values { next = min(next, timer.deadline) }
+    /// Milliseconds from `now` until the next deadline, rounded up; -1 (sleep until woken)
+    /// when none.
+    private func pollTimeout(now: UInt64) -> Int32 {
+        var next = earliestTimer
         for entry in timeouts where dbus_timeout_get_enabled(entry.raw) != 0 { next = min(next, entry.deadline) }
         guard next != .max else { return -1 }
-        let now = monotonicNanoseconds()
         guard next > now else { return 0 }
         return Int32(clamping: (next - now + 999_999) / 1_000_000)
     }

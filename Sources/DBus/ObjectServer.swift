@@ -18,7 +18,8 @@ public final class ObjectServer {
     // export: dispatch is then a few dictionary lookups, with nothing rebuilt per call.
     private var objects: [ObjectPath: DispatchTable] = [:]
     // The object the last call went to: most calls go to the same one, found by one strcmp.
-    private var lastCalled: (path: CName, table: DispatchTable)?
+    // Read for every call and only assigned, never held across a call: exclusivity unchecked.
+    @exclusivity(unchecked) private var lastCalled: (path: CName, table: DispatchTable)?
 
     /// Starts answering method calls on `connection`.
     public init(connection: Connection) {
@@ -74,17 +75,18 @@ public final class ObjectServer {
     // MARK: - Dispatch
 
     private func handle(_ message: Message) {
+        let wantsReply = !message.noReply
         let reply: Message?
         do {
             let values = try dispatch(message)
+            guard wantsReply else { return }
             reply = try message.makeReply(values)
         } catch let error as BusError {
-            reply = try? message.makeErrorReply(error)
+            reply = wantsReply ? try? message.makeErrorReply(error) : nil
         } catch {
-            reply = try? message.makeErrorReply(BusError(.failed, "\(error)"))
+            reply = wantsReply ? try? message.makeErrorReply(BusError(.failed, "\(error)")) : nil
         }
-        guard !message.noReply, let reply else { return }
-        _ = try? connection.send(reply)
+        if let reply { connection.queue(reply) }
     }
 
     // Works on libdbus's C strings of the header: no Swift string is made for a call that
@@ -260,14 +262,22 @@ public final class ObjectServer {
 /// One object's interfaces in dispatch order, with their methods listed for lookup by the C
 /// strings of a call's header. Where two interfaces (or two methods of one interface) share a
 /// name, the first one wins, as the specification's linear search in that order finds.
-private struct DispatchTable {
-    struct Entry {
+/// Classes, not structs: a lookup hands out one reference instead of copying every field.
+private final class DispatchTable {
+    final class Entry {
         let name: CName
         let method: Method
         /// `method.inputSignature`, joined once here rather than on every call.
         let inputSignature: CName
         /// How many complete types `inputSignature` holds: the values a matching call carries.
         let argumentCount: Int
+
+        init(_ method: Method) {
+            name = CName(method.name.rawValue)
+            self.method = method
+            inputSignature = CName(method.inputSignature.rawValue)
+            argumentCount = method.inputSignature.completeTypes.count
+        }
     }
 
     /// Every interface, the object's own first.
@@ -287,10 +297,7 @@ private struct DispatchTable {
             var methods: [Entry] = []
             var seen = Set<MemberName>()
             for method in interface.methods {
-                let entry = Entry(
-                    name: CName(method.name.rawValue), method: method,
-                    inputSignature: CName(method.inputSignature.rawValue),
-                    argumentCount: method.inputSignature.completeTypes.count)
+                let entry = Entry(method)
                 if seen.insert(method.name).inserted { methods.append(entry) }
                 if seenMembers.insert(method.name).inserted { byMember.append(entry) }
             }
