@@ -106,7 +106,7 @@ BENCH_ARGS ?=
 bench-deps:
 	@scripts/install-deps.sh bench
 
-## Builds release netactivityd (default and -static-stdlib), the driver and the C toggle floor,
+## Builds release netactivityd (default and -static-stdlib), the driver and the C floor,
 ## then runs the driver on a private dbus-daemon: about a minute.
 bench: deps bench-deps
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product netactivityd
@@ -114,12 +114,12 @@ bench: deps bench-deps
 	$(SWIFT) build -c release -Xswiftc -static-stdlib $(SWIFT_BUILD_FLAGS) --scratch-path $(BENCH_STATIC_SCRATCH) \
 		--product netactivityd
 	mkdir -p .build/bench
-	cc -O2 -Wall -o .build/bench/toggle-floor Benchmarks/floor/toggle-floor.c $$(pkg-config --cflags --libs dbus-1)
+	cc -O2 -Wall -o .build/bench/c-floor Benchmarks/floor/c-floor.c $$(pkg-config --cflags --libs dbus-1)
 	@echo "$$($(SWIFT) --version 2>&1 | head -1)"
 	bin=$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path); \
 	static=$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --scratch-path $(BENCH_STATIC_SCRATCH) --show-bin-path); \
-	"$$bin/netactivity-bench" --service "$$bin/netactivityd" --static-service "$$static/netactivityd" \
-		--floor .build/bench/toggle-floor $(BENCH_ARGS)
+	"$$bin/netactivity-bench" --service "$$static/netactivityd" --compare-service "$$bin/netactivityd" \
+		--floor .build/bench/c-floor $(BENCH_ARGS)
 
 # MARK: - Installation
 

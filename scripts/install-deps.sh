@@ -2,7 +2,7 @@
 # Installs the Debian packages NetActivity needs to build, run and test: only those missing,
 # and without touching apt at all when nothing is. Used by `make deps`; `install-deps.sh bench`
 # (`make bench-deps`) adds what the benchmark needs: dbus-test-tool (Debian's dbus-tests), the
-# floor it compares netactivityd with, and a C compiler for the toggle floor. (valgrind and perf
+# floor it compares netactivityd with, and a C compiler for the C floor. (valgrind and perf
 # are for profiling by hand; see README.md, "Benchmarks".)
 set -euo pipefail
 

@@ -10,12 +10,12 @@ struct Benchmark {
     init(_ options: Options) { self.options = options }
 
     func run() throws(BenchError) {
-        let floorPath = try toggleFloor()
+        let floorPath = try cFloor()
         let service = Contender.service(path: options.service, arguments: [])
         let shapes: [(name: String, description: String, workload: Workload, primingPushes: Int, floor: Contender)] = [
             ("steady", "Push/Pop steady", .pushPop, 1, .echo),
-            ("toggle", "Push/Pop toggling", .pushPop, 0, .toggleFloor(path: floorPath)),
-            ("begin-end", "Begin/EndActivity", .beginEnd, 1, .echo),
+            ("toggle", "Push/Pop toggling", .pushPop, 0, .cFloor(path: floorPath)),
+            ("begin-end", "Begin/EndActivity", .beginEnd, 1, .cFloor(path: floorPath)),
         ]
         // Each shape three ways: one call in flight where the scheduler puts things, one call in
         // flight on one shared CPU (the CPU per call without the cost of cross-CPU wake-ups), and
@@ -64,7 +64,7 @@ struct Benchmark {
                 }
             }
             if options.wants("latency") {
-                let floor = Contender.toggleFloor(path: floorPath)
+                let floor = Contender.cFloor(path: floorPath)
                 for contender in serviceFirst ? [service, floor] : [floor, service] {
                     let sample = try Latency.measure(
                         contender, on: bus, samples: options.latencySamples, wrapper: options.wrapper)
@@ -77,10 +77,10 @@ struct Benchmark {
         if options.wants("footprint") {
             progress("memory, release and \(options.idleSeconds) s idle")
             footprints.append(
-                ("dynamic", try Footprint.measure(
+                (linkage(of: options.service), try Footprint.measure(
                     service: options.service, on: bus, idleSeconds: options.idleSeconds, wrapper: options.wrapper)))
-            if let path = options.staticService {
-                footprints.append(("-static-stdlib", try Footprint.measure(service: path, on: bus, idleSeconds: nil)))
+            if let path = options.compareService {
+                footprints.append((linkage(of: path), try Footprint.measure(service: path, on: bus, idleSeconds: nil)))
             }
         }
         progress("done")
@@ -91,8 +91,8 @@ struct Benchmark {
         ).print()
     }
 
-    /// The toggle floor binary, compiled with cc when it is missing or older than its source.
-    private func toggleFloor() throws(BenchError) -> String {
+    /// The C floor binary, compiled with cc when it is missing or older than its source.
+    private func cFloor() throws(BenchError) -> String {
         var binary = stat()
         var source = stat()
         let haveBinary = stat(options.floor, &binary) == 0
@@ -104,9 +104,22 @@ struct Benchmark {
         let directory = options.floor.split(separator: "/").dropLast().joined(separator: "/")
         let command = "mkdir -p '\(directory.isEmpty ? "." : directory)' && cc -O2 -o '\(options.floor)' "
             + "'\(options.floorSource)' $(pkg-config --cflags --libs dbus-1)"
-        progress("building the toggle floor: \(command)")
+        progress("building the C floor: \(command)")
         guard system(command) == 0 else { throw BenchError("building \(options.floor) failed") }
         return options.floor
+    }
+
+    /// "-static-stdlib" when `path` carries the Swift runtime, "dynamic" when it loads
+    /// libswiftCore.so (what ldd reports).
+    private func linkage(of path: String) -> String {
+        guard let pipe = popen("ldd '\(path)' 2>/dev/null", "r") else { return "dynamic" }
+        defer { pclose(pipe) }
+        var line = [CChar](repeating: 0, count: 4096)
+        while fgets(&line, Int32(line.count), pipe) != nil {
+            let text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            if text.contains("libswiftCore.so") { return "dynamic" }
+        }
+        return "-static-stdlib"
     }
 
     private func progress(_ text: String) {

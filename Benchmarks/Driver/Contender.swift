@@ -8,14 +8,14 @@ enum Contender: Equatable {
     case service(path: String, arguments: [String])
     /// `dbus-test-tool echo`: an empty reply to every call.
     case echo
-    /// Benchmarks/floor/toggle-floor: a counter and one PropertiesChanged per Active flip.
-    case toggleFloor(path: String)
+    /// Benchmarks/floor/c-floor.c: Count, ids for BeginActivity, one PropertiesChanged per Active flip.
+    case cFloor(path: String)
 
     var label: String {
         switch self {
         case .service: "netactivityd"
         case .echo: "dbus-test-tool echo"
-        case .toggleFloor: "toggle-floor (C)"
+        case .cFloor: "c-floor (libdbus)"
         }
     }
 
@@ -25,7 +25,7 @@ enum Contender: Equatable {
         let command: [String] = switch self {
         case .service(let path, let arguments): [path, "--address", bus.address] + arguments
         case .echo: ["dbus-test-tool", "echo", "--name=io.github.netactivity.NetActivity1"]
-        case .toggleFloor(let path): [path, "--address", bus.address]
+        case .cFloor(let path): [path, "--address", bus.address]
         }
         let line = wrapper + command
         let child = try Child(line[0], Array(line.dropFirst()), environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])

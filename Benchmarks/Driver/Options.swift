@@ -5,9 +5,10 @@ import Glibc
 /// `netactivity-bench`'s command line.
 struct Options {
     var service = ".build/release/netactivityd"
-    var staticService: String?
-    var floor = ".build/bench/toggle-floor"
-    var floorSource = "Benchmarks/floor/toggle-floor.c"
+    /// Another build, measured for memory beside `service` (make bench: the dynamic one).
+    var compareService: String?
+    var floor = ".build/bench/c-floor"
+    var floorSource = "Benchmarks/floor/c-floor.c"
     var rounds = 7
     var windowMilliseconds = 400
     var warmupMilliseconds = 100
@@ -28,10 +29,13 @@ struct Options {
         Benchmarks netactivityd against libdbus floors on a private dbus-daemon (see README.md,
         "Benchmarks"). Run from the package root; `make bench` builds everything first.
 
-          --service PATH          netactivityd to measure (default .build/release/netactivityd)
-          --static-service PATH   a -static-stdlib build, for the memory comparison
-          --floor PATH            toggle-floor binary (default .build/bench/toggle-floor; built
-                                  from Benchmarks/floor/toggle-floor.c with cc when missing)
+          --service PATH          netactivityd to measure (default .build/release/netactivityd;
+                                  make bench passes the -static-stdlib build that make run and
+                                  make install use)
+          --compare-service PATH  another build, measured for memory only (make bench: the
+                                  default one, which links the Swift runtime dynamically)
+          --floor PATH            c-floor binary (default .build/bench/c-floor; built
+                                  from Benchmarks/floor/c-floor.c with cc when missing)
           --rounds N              rounds per comparison, median reported (default 7)
           --window-ms N           measured window per contender and round (default 400)
           --warmup-ms N           warm-up before each window (default 100)
@@ -60,7 +64,7 @@ struct Options {
         while let argument = rest.popFirst() {
             switch argument {
             case "--service": options.service = value(argument)
-            case "--static-service": options.staticService = value(argument)
+            case "--compare-service": options.compareService = value(argument)
             case "--floor": options.floor = value(argument)
             case "--rounds": options.rounds = number(argument)
             case "--window-ms": options.windowMilliseconds = number(argument)

@@ -37,7 +37,7 @@ struct Report {
             let ping = median((serviceLatency + floorLatency).map(\.ping))
             var table = Table(["Push/Pop → PropertiesChanged at a 2nd connection", "µs", "÷ bus Ping"])
             table.add(["netactivityd", fixed(service / 1e3, 1), fixed(median(serviceLatency.map(\.ratio)))])
-            table.add(["toggle-floor (C)", fixed(floor / 1e3, 1), fixed(median(floorLatency.map(\.ratio)))])
+            table.add(["c-floor (libdbus)", fixed(floor / 1e3, 1), fixed(median(floorLatency.map(\.ratio)))])
             table.add(["org.freedesktop.DBus.Peer.Ping round trip", fixed(ping / 1e3, 1), "1.00"])
             say("")
             say("Signal latency (medians)")
@@ -72,7 +72,7 @@ struct Report {
                     + "\(fixed(Double(figure.releaseCPU) / 1e6, 2)) ms CPU on it")
             let key = variant.hasPrefix("-") ? String(variant.dropFirst()) : variant
             ratios.append("rss-\(key) \(mebibytes(figure.idle.rss))/\(mebibytes(figure.loaded.rss))")
-            if variant == "dynamic" {
+            if variant == footprints.first?.0 {
                 ratios.append("release \(release) ms \(figure.releaseSignals) signal(s)")
             }
             if let switches = figure.idleSwitches, let cpu = figure.idleCPU {

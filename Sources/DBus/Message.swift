@@ -87,6 +87,15 @@ public final class Message: @unchecked Sendable {
         return reply
     }
 
+    /// A new message with the same header and body, serial 0 and unlocked, so it can be sent
+    /// again; libdbus copies the bytes instead of building them anew.
+    ///
+    /// The corresponding C function is `dbus_message_copy`.
+    public func copy() throws(BusError) -> Message {
+        guard let raw = dbus_message_copy(raw) else { throw BusError.outOfMemory }
+        return Message(consuming: raw)
+    }
+
     /// The error reply to this method call.
     public func makeErrorReply(_ error: BusError) throws(BusError) -> Message {
         // libdbus treats the message as a printf-free C string; NULs would cut it short.

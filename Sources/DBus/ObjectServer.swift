@@ -21,6 +21,27 @@ public final class ObjectServer {
     // Read for every call and only assigned, never held across a call: exclusivity unchecked.
     @exclusivity(unchecked) private var lastCalled: (path: CName, table: DispatchTable)?
 
+    // PropertiesChanged signals built or sent lately, most recent last, each an unsent template whose copy
+    // goes out. A busy desktop flips Active back and forth, sending the same two signals over
+    // and over; libdbus builds one in about 70,000 instructions (each value appended rewrites
+    // the header's signature field) and copies it in a small fraction of that. Only signals
+    // made of a few basic values are kept, so the cache stays small and quick to search.
+    private var recentSignals: [RecentSignal] = []
+    private static let recentSignalLimit = 4
+    private static let cachedSignalValueLimit = 4
+
+    private struct RecentSignal {
+        let interface: InterfaceName
+        let path: ObjectPath
+        let changed: [(MemberName, Value)]
+        let template: Message
+
+        func matches(_ interface: InterfaceName, _ path: ObjectPath, _ changed: [(MemberName, Value)]) -> Bool {
+            self.interface == interface && self.path == path && self.changed.count == changed.count
+                && zip(self.changed, changed).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        }
+    }
+
     /// Starts answering method calls on `connection`.
     public init(connection: Connection) {
         self.connection = connection
@@ -63,13 +84,27 @@ public final class ObjectServer {
         invalidated: [MemberName] = []
     ) throws(BusError) {
         guard !changed.isEmpty || !invalidated.isEmpty else { return }
-        try emit(
-            .propertiesChanged, interface: .properties, at: path,
+        let cacheable =
+            invalidated.isEmpty && changed.count <= Self.cachedSignalValueLimit && changed.allSatisfy { $0.1.isBasic }
+        if cacheable, let index = recentSignals.lastIndex(where: { $0.matches(interface, path, changed) }) {
+            let recent = recentSignals[index]
+            if index != recentSignals.count - 1 { recentSignals.append(recentSignals.remove(at: index)) }
+            try connection.send(recent.template.copy())
+            return
+        }
+        let signal = try Message.signal(
+            path: path, interface: .properties, member: .propertiesChanged,
             arguments: [
                 .string(interface.rawValue),
                 .properties(changed.map { ($0.0.rawValue, $0.1) }),
                 .array(element: .string, invalidated.map { .string($0.rawValue) }),
             ])
+        if cacheable {
+            if recentSignals.count == Self.recentSignalLimit { recentSignals.removeFirst() }
+            recentSignals.append(
+                RecentSignal(interface: interface, path: path, changed: changed, template: try signal.copy()))
+        }
+        try connection.send(signal)
     }
 
     // MARK: - Dispatch

@@ -26,6 +26,15 @@ public enum Value: Hashable, Sendable {
     /// A value together with its own type.
     indirect case variant(Value)
 
+    /// Whether this is a value of a basic type: a number, boolean, string, object path or
+    /// signature, not a container or variant.
+    public var isBasic: Bool {
+        switch self {
+        case .array, .structure, .dictEntry, .variant: false
+        default: true
+        }
+    }
+
     /// The value's type signature.
     public var signature: Signature {
         Signature(unchecked: signatureText)

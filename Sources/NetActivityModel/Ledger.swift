@@ -29,6 +29,8 @@ public struct Ledger: Sendable {
     private var totalSum: UInt128 = 0
     private var nextID: ActivityID?
     private let activityLimit: Int
+    // The largest emptied owner set kept for the owner's next begin.
+    private static let keptEmptyOwnerCapacity = 64
 
     /// Bumped by every change to ``activities``, so an observer can skip comparing arrays
     /// that cannot have changed. Never reused.
@@ -164,9 +166,13 @@ public struct Ledger: Sendable {
         let index = try ownedSlot(id, by: owner)
         remove(id, at: index)
         // ownedSlot found the activity owned by `owner`, so the owner has an entry holding `id`.
+        // An emptied entry stays until `release(owner:)` (the owner leaving the bus), so a client
+        // that runs one activity at a time does not rebuild it on every begin; a large one goes
+        // now, so an idle client holds no more than a small empty set.
         if let ownerEntry = idsByOwner.index(forKey: owner) {
             idsByOwner.values[ownerEntry].remove(id)
-            if idsByOwner.values[ownerEntry].isEmpty { idsByOwner.remove(at: ownerEntry) }
+            let ids = idsByOwner.values[ownerEntry]
+            if ids.isEmpty, ids.capacity > Self.keptEmptyOwnerCapacity { idsByOwner.remove(at: ownerEntry) }
         }
         activitiesRevision += 1
         compactIfSparse()

@@ -77,6 +77,32 @@ import Glibc
         try thread.sync { loop.cancel(later); loop.cancel(cancelled) }
     }
 
+    /// The loop keeps the earliest deadline; cancelling that timer leaves it stale (early),
+    /// which must cost at most a turn: later timers still fire, in order and not early.
+    @Test func cancellingTheEarliestTimerDelaysNothingElse() throws {
+        let loop = try EventLoop()
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        let fired = Log<String>()
+        let elapsed = Mutex<Duration?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        loop.post {
+            let start = monotonicNow()
+            let earliest = loop.schedule(after: .milliseconds(5)) { fired.append("cancelled") }
+            loop.schedule(after: .milliseconds(30)) {
+                fired.append("second")
+                elapsed.withLock { $0 = monotonicNow() - start }
+                done.signal()
+            }
+            loop.schedule(after: .milliseconds(20)) { fired.append("first") }
+            loop.cancel(earliest)
+        }
+        try wait(done, for: "the 30 ms timer")
+        #expect(fired.all == ["first", "second"])
+        let measured = try #require(elapsed.withLock { $0 })
+        #expect(measured >= .milliseconds(30), "fired after \(measured)")
+    }
+
     @Test func cancelInTheSameTurnStopsATimerThatIsAlreadyDue() throws {
         let loop = try EventLoop()
         let fired = Log<String>()

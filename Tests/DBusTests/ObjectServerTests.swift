@@ -310,6 +310,47 @@ import Testing
         ])
     }
 
+    /// Signals of a few basic values are sent as copies of ones built before: every copy must
+    /// carry its own values and serial, in order, also after older ones left the cache.
+    @Test func repeatedPropertiesChangedCarryTheirOwnValuesAndSerials() throws {
+        let object = try TestObject()
+        defer { object.stop() }
+        try object.client.addMatch(
+            "type='signal',sender='\(object.serverConnection.uniqueName)',interface='org.freedesktop.DBus.Properties',"
+                + "member='PropertiesChanged'")
+        // Active flipping back and forth, interleaved with more distinct signals than the
+        // cache holds, one on another path and one from another interface.
+        var sent: [(ObjectPath, String, [(String, Value)])] = []
+        for round in 0..<6 {
+            sent.append((TestObject.path, TestObject.interface.rawValue, [("Active", .boolean(round % 2 == 0))]))
+            sent.append((TestObject.path, TestObject.interface.rawValue, [("Active", .boolean(round % 2 == 0))]))
+            for count in 0..<UInt32(round) {
+                sent.append((TestObject.path, TestObject.interface.rawValue, [("Count", .uint32(count)), ("Active", .boolean(true))]))
+            }
+            sent.append(("/other", TestObject.interface.rawValue, [("Active", .boolean(round % 2 == 0))]))
+            sent.append((TestObject.path, "org.example.Other", [("Active", .boolean(round % 2 == 0))]))
+        }
+        let all = sent
+        try object.loopThread.sync {
+            for (path, interface, changed) in all {
+                try object.server.emitPropertiesChanged(
+                    interface: InterfaceName(unchecked: interface), at: path,
+                    changed: changed.map { (MemberName(unchecked: $0.0), $0.1) })
+            }
+        }
+        var serials = Set<UInt32>()
+        for (index, (path, interface, changed)) in sent.enumerated() {
+            let signal = try nextMessage(on: object.client, "PropertiesChanged #\(index)") {
+                $0.isSignal(.properties, "PropertiesChanged")
+            }
+            #expect(signal.path == path, "#\(index)")
+            #expect(
+                try signal.arguments() == [.string(interface), .properties(changed), .array(element: "s", [])],
+                "#\(index)")
+            #expect(serials.insert(signal.serial).inserted, "#\(index) reused serial \(signal.serial)")
+        }
+    }
+
     @Test func emitPropertiesChangedWithNothingEmitsNothing() throws {
         let object = try TestObject()
         defer { object.stop() }

@@ -1,19 +1,21 @@
 /*
- * toggle-floor: the least a libdbus service can do to serve Push/Pop as CONTRACT.md requires.
+ * c-floor: the least a libdbus service can do to serve Push/Pop and BeginActivity/EndActivity
+ * as CONTRACT.md requires, so the benchmark can compare netactivityd with the same bus traffic.
  *
- * It owns io.github.netactivity.NetActivity1, keeps the shared counter, and for every flip of
- * Active (0 -> 1 on Push, 1 -> 0 on Pop) emits one org.freedesktop.DBus.Properties
- * PropertiesChanged carrying only Active, before the reply. Pop at 0 gets the NotActive error.
- * Every other method call gets an empty reply, like `dbus-test-tool echo`, whose structure
- * (one filter, dbus_connection_read_write_dispatch) this copies so the two floors differ only
- * in what they send.
+ * It owns io.github.netactivity.NetActivity1 and keeps Count: the shared counter plus the
+ * number of live activities. BeginActivity gets a reply carrying a fresh id (`u`), EndActivity
+ * an empty one; Pop at 0 gets the NotActive error. For every flip of Active (Count 0 -> 1 or
+ * 1 -> 0) it emits one org.freedesktop.DBus.Properties PropertiesChanged carrying only Active,
+ * before the reply. Every other method call gets an empty reply, like `dbus-test-tool echo`,
+ * whose structure (one filter, dbus_connection_read_write_dispatch) this copies so the two
+ * floors differ only in what they send.
  *
- * It is the benchmark's floor for the "toggling" shape, not a service: no Count, no throttle,
- * no tracked activities, no introspection.
+ * It is the benchmark's floor, not a service: no throttled Count, no owners or labels, no
+ * checks of arguments or ids, no introspection.
  *
- *   toggle-floor [--address ADDR]     (default: the session bus)
+ *   c-floor [--address ADDR]     (default: the session bus)
  *
- * Build: cc -O2 toggle-floor.c $(pkg-config --cflags --libs dbus-1)
+ * Build: cc -O2 c-floor.c $(pkg-config --cflags --libs dbus-1)
  */
 #include <dbus/dbus.h>
 #include <stdio.h>
@@ -25,7 +27,8 @@
 #define INTERFACE "io.github.netactivity.NetActivity1"
 #define NOT_ACTIVE INTERFACE ".Error.NotActive"
 
-static unsigned long counter;
+static unsigned long counter;      /* Count: pushes not popped plus live activities */
+static dbus_uint32_t next_id = 1;
 
 /* PropertiesChanged(INTERFACE, {"Active": <active>}, []) */
 static void emit_active(DBusConnection *connection, dbus_bool_t active)
@@ -58,7 +61,7 @@ static DBusHandlerResult filter(DBusConnection *connection, DBusMessage *message
     (void)data;
 
     if (dbus_message_is_signal(message, DBUS_INTERFACE_LOCAL, "Disconnected")) {
-        fprintf(stderr, "toggle-floor: disconnected\n");
+        fprintf(stderr, "c-floor: disconnected\n");
         _exit(1);
     }
     if (dbus_message_get_type(message) != DBUS_MESSAGE_TYPE_METHOD_CALL)
@@ -67,14 +70,25 @@ static DBusHandlerResult filter(DBusConnection *connection, DBusMessage *message
     if (dbus_message_is_method_call(message, INTERFACE, "Pop") && counter == 0) {
         reply = dbus_message_new_error(message, NOT_ACTIVE, "the shared counter is 0");
     } else {
-        if (dbus_message_is_method_call(message, INTERFACE, "Push")) {
+        int begins = dbus_message_is_method_call(message, INTERFACE, "BeginActivity");
+
+        if (begins || dbus_message_is_method_call(message, INTERFACE, "Push")) {
             if (counter++ == 0)
                 emit_active(connection, TRUE);
-        } else if (dbus_message_is_method_call(message, INTERFACE, "Pop")) {
-            if (--counter == 0)
+        } else if (dbus_message_is_method_call(message, INTERFACE, "Pop")
+                   || dbus_message_is_method_call(message, INTERFACE, "EndActivity")) {
+            if (counter > 0 && --counter == 0)
                 emit_active(connection, FALSE);
         }
         reply = dbus_message_new_method_return(message);
+        if (reply != NULL && begins) {
+            dbus_uint32_t id = next_id++;
+
+            if (!dbus_message_append_args(reply, DBUS_TYPE_UINT32, &id, DBUS_TYPE_INVALID)) {
+                dbus_message_unref(reply);
+                reply = NULL;
+            }
+        }
     }
     if (reply != NULL) {
         if (!dbus_message_get_no_reply(message))
@@ -100,11 +114,11 @@ int main(int argc, char **argv)
     } else if (argc == 1) {
         connection = dbus_bus_get_private(DBUS_BUS_SESSION, &error);
     } else {
-        fprintf(stderr, "usage: toggle-floor [--address ADDR]\n");
+        fprintf(stderr, "usage: c-floor [--address ADDR]\n");
         return 2;
     }
     if (connection == NULL) {
-        fprintf(stderr, "toggle-floor: %s\n", error.message);
+        fprintf(stderr, "c-floor: %s\n", error.message);
         return 1;
     }
     dbus_connection_set_exit_on_disconnect(connection, FALSE);
@@ -112,7 +126,7 @@ int main(int argc, char **argv)
         return 1;
     owned = dbus_bus_request_name(connection, NAME, DBUS_NAME_FLAG_DO_NOT_QUEUE, &error);
     if (owned != DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER) {
-        fprintf(stderr, "toggle-floor: cannot own %s: %s\n", NAME,
+        fprintf(stderr, "c-floor: cannot own %s: %s\n", NAME,
                 dbus_error_is_set(&error) ? error.message : "taken");
         return 1;
     }
