@@ -183,7 +183,7 @@ public struct Ledger: Sendable {
     /// O(k) in that owner's activities. An owner with no activities is not an error.
     @discardableResult
     public mutating func release(owner: String) -> Int {
-        guard let ids = idsByOwner.removeValue(forKey: owner) else { return 0 }
+        guard let ids = idsByOwner.removeValue(forKey: owner), !ids.isEmpty else { return 0 }
         for id in ids {
             if let index = slotIndex[id] { remove(id, at: index) }
         }

@@ -180,6 +180,25 @@ struct LedgerActivityTests {
         }
     }
 
+    /// An owner that ended everything keeps its (empty) entry until it leaves; neither the
+    /// next begin nor the release may see a trace of the ended activities.
+    @Test(arguments: [1, 100])
+    func ownerWhoEndedEverythingStartsAfreshAndReleasesNothing(activities: Int) throws {
+        var ledger = Ledger()
+        for _ in 0..<3 {
+            let ids = try ledger.begin(activities, owner: ":1.1")
+            for id in ids { try ledger.end(id, by: ":1.1") }
+            #expect(ledger.activityCount(owner: ":1.1") == 0)
+        }
+        let id = try ledger.begin(owner: ":1.1", label: "again", started: 0)
+        #expect(ledger.activityCount(owner: ":1.1") == 1)
+        try ledger.end(id, by: ":1.1")
+        let before = LedgerSnapshot(ledger)
+        #expect(ledger.release(owner: ":1.1") == 0)
+        #expect(LedgerSnapshot(ledger) == before)
+        #expect(ledger.count == 0 && ledger.activities.isEmpty)
+    }
+
     @Test func activitiesStaySortedThroughEndsAndCompaction() throws {
         var ledger = Ledger()
         let ids = try ledger.begin(1_000, owner: ":1.1")
