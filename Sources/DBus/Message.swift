@@ -159,18 +159,34 @@ public final class Message: @unchecked Sendable {
     /// ill-typed value.
     public func append(_ values: [Value]) throws(BusError) {
         guard !values.isEmpty else { return }
+        let known = knownSignatureLength
+        knownSignatureLength = nil  // until every value is in: a failure leaves part of them
+        knownSignatureLength = try Self.append(values, to: raw, signatureLength: known)
+    }
+
+    /// Appends `values` to the body of `raw`, whose signature is `signatureLength` bytes long
+    /// (nil: ask libdbus); returns the new length.
+    static func append(_ values: [Value], to raw: OpaquePointer, signatureLength: Int?) throws(BusError) -> Int {
         for value in values { try value.validateForEncoding() }
         // libdbus does not check the body's whole signature against the 255-byte limit.
-        let existing = knownSignatureLength ?? dbus_message_get_signature(raw).map { strlen($0) } ?? 0
+        let existing = signatureLength ?? dbus_message_get_signature(raw).map { strlen($0) } ?? 0
         let length = existing + values.reduce(0) { $0 + $1.signatureLength }
         guard length <= 255 else {
             throw BusError(.invalidArgs, "the message's signature would be \(length) bytes; D-Bus allows 255")
         }
         var iter = DBusMessageIter()
         dbus_message_iter_init_append(raw, &iter)
-        knownSignatureLength = nil  // until every value is in: a failure leaves part of them
         for value in values { try value.encode(into: &iter) }
-        knownSignatureLength = length
+        return length
+    }
+
+    /// Sends the successful reply to this method call on `connection`: what `makeReply` and
+    /// `Connection.send` do, without a `Message` for the reply.
+    func sendReply(_ values: [Value], on connection: Connection) throws(BusError) {
+        guard let reply = dbus_message_new_method_return(raw) else { throw BusError.outOfMemory }
+        defer { dbus_message_unref(reply) }
+        if !values.isEmpty { _ = try Self.append(values, to: reply, signatureLength: 0) }
+        _ = dbus_connection_send(connection.raw, reply, nil)
     }
 
     /// Decodes the whole body.

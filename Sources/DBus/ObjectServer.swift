@@ -115,7 +115,8 @@ public final class ObjectServer {
         do {
             let values = try dispatch(message)
             guard wantsReply else { return }
-            reply = try message.makeReply(values)
+            try message.sendReply(values, on: connection)
+            return
         } catch let error as BusError {
             reply = wantsReply ? try? message.makeErrorReply(error) : nil
         } catch {
