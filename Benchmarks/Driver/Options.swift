@@ -9,7 +9,7 @@ struct Options {
     var compareService: String?
     var floor = ".build/bench/c-floor"
     var floorSource = "Benchmarks/floor/c-floor.c"
-    var rounds = 7
+    var rounds = 11
     var windowMilliseconds = 400
     var warmupMilliseconds = 100
     var latencySamples = 200
@@ -36,7 +36,7 @@ struct Options {
                                   default one, which links the Swift runtime dynamically)
           --floor PATH            c-floor binary (default .build/bench/c-floor; built
                                   from Benchmarks/floor/c-floor.c with cc when missing)
-          --rounds N              rounds per comparison, median reported (default 7)
+          --rounds N              rounds per comparison, median reported (default 11)
           --window-ms N           measured window per contender and round (default 400)
           --warmup-ms N           warm-up before each window (default 100)
           --latency-samples N     signal latency samples per contender and round (default 200)
