@@ -30,9 +30,16 @@ public final class Connection: @unchecked Sendable {
     /// This connection's unique name on the bus, e.g. `:1.42`.
     public let uniqueName: BusName
 
+    private enum Filter {
+        /// Sees every message of `kind` (every message when nil) as a `Message`.
+        case messages(kind: Message.Kind?, (Message) -> Bool)
+        /// Handles every method call from libdbus's pointer, with no `Message` made for it.
+        case methodCalls((OpaquePointer) -> Void)
+    }
+
     // Read for every incoming message, so unchecked for exclusivity: `runFilters` iterates a
     // copy, and a handler that adds or removes filters meanwhile changes only the original.
-    @exclusivity(unchecked) private var filters: [(id: Int, handler: (Message) -> Bool)] = []
+    @exclusivity(unchecked) private var filters: [(id: Int, filter: Filter)] = []
     private var nextFilterID = 0
     private var filterInstalled = false
 
@@ -145,17 +152,29 @@ public final class Connection: @unchecked Sendable {
 
     // MARK: - Filters
 
-    /// Adds a handler that sees every incoming message, in the order added, on the dispatching
-    /// thread. It returns true when it has handled the message and no later handler should see it.
-    /// A method call nobody handles gets libdbus's `UnknownMethod` reply.
+    /// Adds a handler that sees every incoming message (or only those of `kind`), in the order
+    /// added, on the dispatching thread. It returns true when it has handled the message and no
+    /// later handler should see it. A method call nobody handles gets libdbus's `UnknownMethod`
+    /// reply.
     @discardableResult
-    public func addFilter(_ handler: @escaping (Message) -> Bool) -> Int {
+    public func addFilter(for kind: Message.Kind? = nil, _ handler: @escaping (Message) -> Bool) -> Int {
+        add(.messages(kind: kind, handler))
+    }
+
+    /// Adds a handler that takes every method call no earlier handler took, as libdbus's
+    /// pointer, valid only during the call: for `ObjectServer`, which answers each call without
+    /// making a `Message` for it.
+    func addMethodCallHandler(_ handler: @escaping (OpaquePointer) -> Void) -> Int {
+        add(.methodCalls(handler))
+    }
+
+    private func add(_ filter: Filter) -> Int {
         if !filterInstalled {
             filterInstalled = dbus_connection_add_filter(
                 raw, connectionFilter, Unmanaged.passUnretained(self).toOpaque(), nil) != 0
         }
         nextFilterID += 1
-        filters.append((nextFilterID, handler))
+        filters.append((nextFilterID, filter))
         return nextFilterID
     }
 
@@ -164,8 +183,23 @@ public final class Connection: @unchecked Sendable {
         filters.removeAll { $0.id == id }
     }
 
-    fileprivate func runFilters(_ message: Message) -> Bool {
-        for filter in filters where filter.handler(message) { return true }
+    fileprivate func runFilters(_ raw: OpaquePointer) -> Bool {
+        let kind = Message.Kind(dbus_message_get_type(raw))
+        // Made for the first handler that wants one, shared by the rest.
+        var message: Message?
+        for (_, filter) in filters {
+            switch filter {
+            case .messages(let wanted, let handler):
+                guard wanted == nil || wanted == kind else { continue }
+                let shared = message ?? Message(borrowing: raw)
+                message = shared
+                if handler(shared) { return true }
+            case .methodCalls(let handler):
+                guard kind == .methodCall else { continue }
+                handler(raw)
+                return true
+            }
+        }
         return false
     }
 }
@@ -174,7 +208,7 @@ public final class Connection: @unchecked Sendable {
 private let connectionFilter: DBusHandleMessageFunction = { _, message, data in
     guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
     let connection = Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue()
-    let handled = connection.runFilters(Message(borrowing: message))
+    let handled = connection.runFilters(message)
     return handled ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
 }
 

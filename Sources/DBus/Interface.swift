@@ -1,3 +1,5 @@
+internal import CDBus
+
 /// A named, typed argument of a method or signal.
 public struct Argument: Sendable {
     public var name: String
@@ -9,14 +11,25 @@ public struct Argument: Sendable {
     }
 }
 
-/// A method call as a handler sees it: the message, its decoded arguments and its sender.
-public struct MethodCall {
-    /// The call itself.
-    public let message: Message
+/// A method call as a handler sees it: its decoded arguments, its sender and the message.
+///
+/// Noncopyable, and lent to the handler only for the call: it refers to libdbus's message
+/// without a reference of its own, which spares every call a `Message` object.
+public struct MethodCall: ~Copyable {
+    private let raw: OpaquePointer
     /// The arguments, already checked against the method's input signature.
     public let arguments: [Value]
+
+    init(raw: OpaquePointer, arguments: [Value]) {
+        self.raw = raw
+        self.arguments = arguments
+    }
+
     /// The caller's unique name ("" on a peer-to-peer connection).
-    public var sender: String { message.sender?.rawValue ?? "" }
+    public var sender: String { dbus_message_get_sender(raw).map { String(cString: $0) } ?? "" }
+
+    /// The call itself, with a reference of its own: it may be kept after the handler returns.
+    public var message: Message { Message(borrowing: raw) }
 }
 
 /// One exported method: its signature and the handler that answers it.
@@ -26,11 +39,11 @@ public struct Method {
     public var outputs: [Argument]
     /// Answers the call with the output values, or throws a `BusError` that becomes the error
     /// reply. Any other error becomes `org.freedesktop.DBus.Error.Failed`.
-    public var handler: (MethodCall) throws -> [Value]
+    public var handler: (borrowing MethodCall) throws -> [Value]
 
     public init(
         _ name: MemberName, inputs: [Argument] = [], outputs: [Argument] = [],
-        handler: @escaping (MethodCall) throws -> [Value]
+        handler: @escaping (borrowing MethodCall) throws -> [Value]
     ) {
         self.name = name
         self.inputs = inputs

@@ -39,6 +39,17 @@ public final class Message: @unchecked Sendable {
     /// What kind of message this is.
     public enum Kind: Sendable, Equatable {
         case methodCall, methodReturn, error, signal, invalid
+
+        /// The kind of libdbus's message type number.
+        init(_ type: Int32) {
+            switch type {
+            case CDBus_MESSAGE_TYPE_METHOD_CALL: self = .methodCall
+            case CDBus_MESSAGE_TYPE_METHOD_RETURN: self = .methodReturn
+            case CDBus_MESSAGE_TYPE_ERROR: self = .error
+            case CDBus_MESSAGE_TYPE_SIGNAL: self = .signal
+            default: self = .invalid
+            }
+        }
     }
 
     // MARK: - Building messages
@@ -98,9 +109,14 @@ public final class Message: @unchecked Sendable {
 
     /// The error reply to this method call.
     public func makeErrorReply(_ error: BusError) throws(BusError) -> Message {
+        try Self.errorReply(to: raw, error)
+    }
+
+    /// The error reply to the method call `call`.
+    static func errorReply(to call: OpaquePointer, _ error: BusError) throws(BusError) -> Message {
         // libdbus treats the message as a printf-free C string; NULs would cut it short.
         let text = String(error.message.map { $0 == "\0" ? "\u{FFFD}" : $0 })
-        guard let raw = dbus_message_new_error(self.raw, error.name.rawValue, text) else {
+        guard let raw = dbus_message_new_error(call, error.name.rawValue, text) else {
             throw BusError.outOfMemory
         }
         return Message(consuming: raw)
@@ -108,15 +124,7 @@ public final class Message: @unchecked Sendable {
 
     // MARK: - Header fields
 
-    public var kind: Kind {
-        switch dbus_message_get_type(raw) {
-        case CDBus_MESSAGE_TYPE_METHOD_CALL: .methodCall
-        case CDBus_MESSAGE_TYPE_METHOD_RETURN: .methodReturn
-        case CDBus_MESSAGE_TYPE_ERROR: .error
-        case CDBus_MESSAGE_TYPE_SIGNAL: .signal
-        default: .invalid
-        }
-    }
+    public var kind: Kind { Kind(dbus_message_get_type(raw)) }
 
     /// The object path, validated by libdbus on receipt.
     public var path: ObjectPath? { dbus_message_get_path(raw).map { ObjectPath(unchecked: String(cString: $0)) } }
@@ -180,10 +188,10 @@ public final class Message: @unchecked Sendable {
         return length
     }
 
-    /// Sends the successful reply to this method call on `connection`: what `makeReply` and
-    /// `Connection.send` do, without a `Message` for the reply.
-    func sendReply(_ values: [Value], on connection: Connection) throws(BusError) {
-        guard let reply = dbus_message_new_method_return(raw) else { throw BusError.outOfMemory }
+    /// Sends the successful reply to the method call `call` on `connection`: what `makeReply`
+    /// and `Connection.send` do, without a `Message` for either.
+    static func sendReply(to call: OpaquePointer, _ values: [Value], on connection: Connection) throws(BusError) {
+        guard let reply = dbus_message_new_method_return(call) else { throw BusError.outOfMemory }
         defer { dbus_message_unref(reply) }
         if !values.isEmpty { _ = try Self.append(values, to: reply, signatureLength: 0) }
         _ = dbus_connection_send(connection.raw, reply, nil)
@@ -196,9 +204,9 @@ public final class Message: @unchecked Sendable {
         return try Value.decodeAll(&iter)
     }
 
-    /// Decodes a body whose signature is known to hold `count` complete types, without
-    /// growing the array or asking libdbus for the end of the body.
-    func arguments(count: Int) throws(BusError) -> [Value] {
+    /// Decodes the body of `raw`, whose signature is known to hold `count` complete types,
+    /// without growing the array or asking libdbus for the end of the body.
+    static func arguments(of raw: OpaquePointer, count: Int) throws(BusError) -> [Value] {
         guard count > 0 else { return [] }
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(raw, &iter) != 0 else { return [] }

@@ -42,17 +42,20 @@ public final class ObjectServer {
         }
     }
 
+    private var handlerID = 0
+
     /// Starts answering method calls on `connection`.
     public init(connection: Connection) {
         self.connection = connection
         // Without this libdbus answers org.freedesktop.DBus.Peer itself, on any path and with
         // any arguments; the object's own table checks signatures and paths like every other call.
         dbus_connection_set_route_peer_messages(connection.raw, 1)
-        connection.addFilter { [weak self] message in
-            guard let self, message.kind == .methodCall else { return false }
-            self.handle(message)
-            return true
-        }
+        // Unowned: deinit removes the handler, so it never outlives this server.
+        handlerID = connection.addMethodCallHandler { [unowned self] call in self.handle(call) }
+    }
+
+    deinit {
+        connection.removeFilter(handlerID)
     }
 
     /// Exports `interfaces` at `path`, replacing what was there.
@@ -109,31 +112,32 @@ public final class ObjectServer {
 
     // MARK: - Dispatch
 
-    private func handle(_ message: Message) {
-        let wantsReply = !message.noReply
+    /// Answers the method call `call`, libdbus's message, valid for the duration.
+    private func handle(_ call: OpaquePointer) {
+        let wantsReply = dbus_message_get_no_reply(call) == 0
         let reply: Message?
         do {
-            let values = try dispatch(message)
+            let values = try dispatch(call)
             guard wantsReply else { return }
-            try message.sendReply(values, on: connection)
+            try Message.sendReply(to: call, values, on: connection)
             return
         } catch let error as BusError {
-            reply = wantsReply ? try? message.makeErrorReply(error) : nil
+            reply = wantsReply ? try? Message.errorReply(to: call, error) : nil
         } catch {
-            reply = wantsReply ? try? message.makeErrorReply(BusError(.failed, "\(error)")) : nil
+            reply = wantsReply ? try? Message.errorReply(to: call, BusError(.failed, "\(error)")) : nil
         }
         if let reply { connection.queue(reply) }
     }
 
     // Works on libdbus's C strings of the header: no Swift string is made for a call that
     // succeeds, only for the text of an error.
-    private func dispatch(_ message: Message) throws -> [Value] {
-        guard let path = dbus_message_get_path(message.raw), let member = dbus_message_get_member(message.raw) else {
+    private func dispatch(_ call: OpaquePointer) throws -> [Value] {
+        guard let path = dbus_message_get_path(call), let member = dbus_message_get_member(call) else {
             throw BusError(.unknownMethod, "method call without a path or member")
         }
         let table = try table(at: path)
         let method: DispatchTable.Entry
-        if let name = dbus_message_get_interface(message.raw) {
+        if let name = dbus_message_get_interface(call) {
             guard let methods = table.methods(of: name) else {
                 throw BusError(
                     .unknownInterface, "object \(String(cString: path)) has no interface \(String(cString: name))")
@@ -150,14 +154,15 @@ public final class ObjectServer {
             }
             method = found
         }
-        guard method.inputSignature.matches(dbus_message_get_signature(message.raw)) else {
+        let signature = dbus_message_get_signature(call)
+        guard method.inputSignature.matches(signature) else {
             throw BusError(
                 .invalidArgs,
                 "\(String(cString: member)) expects arguments of signature '\(method.method.inputSignature)', "
-                    + "got '\(message.signature)'")
+                    + "got '\(signature.map { String(cString: $0) } ?? "")'")
         }
-        let arguments = try message.arguments(count: method.argumentCount)
-        return try method.method.handler(MethodCall(message: message, arguments: arguments))
+        let arguments = try Message.arguments(of: call, count: method.argumentCount)
+        return try method.method.handler(MethodCall(raw: call, arguments: arguments))
     }
 
     /// The dispatch table for a call to `rawPath`.

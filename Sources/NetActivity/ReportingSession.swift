@@ -323,7 +323,7 @@ final class ReportingSession {
         guard !closed else { return nil }
         do {
             let connection = try Connection(bus)
-            connection.addFilter { [unowned self] message in handle(message) }
+            connection.addFilter(for: .signal) { [unowned self] message in handle(message) }
             loop.attach(connection)
             try connection.addMatch(
                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
@@ -342,7 +342,6 @@ final class ReportingSession {
     }
 
     private func handle(_ message: Message) -> Bool {
-        guard message.kind == .signal else { return false }
         if message.isSignal(.local, "Disconnected") {
             connectionLost()
             return true

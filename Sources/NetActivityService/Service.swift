@@ -59,7 +59,7 @@ public final class Service {
         let server = ObjectServer(connection: connection)
         server.export([makeInterface()], at: NetActivityBus.path)
         self.server = server
-        connection.addFilter { [unowned self] message in self.handleSignal(message) }
+        connection.addFilter(for: .signal) { [unowned self] message in self.handleSignal(message) }
         loop.attach(connection)
         do {
             // Watching every departure from the start means no owner can leave unnoticed
@@ -104,7 +104,6 @@ public final class Service {
     // MARK: - Bus signals
 
     private func handleSignal(_ message: Message) -> Bool {
-        guard message.kind == .signal else { return false }
         if message.isSignal(.local, "Disconnected") {
             report("lost the connection to \(options.bus); exiting")
             stop(status: 1)

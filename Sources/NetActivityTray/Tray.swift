@@ -92,7 +92,7 @@ public final class Tray: @unchecked Sendable {
             server: server, options: options, initial: TrayAppearance(IndicatorSnapshot(), options: options))
         let registration = WatcherRegistration(connection: connection, itemName: itemName, problems: Self.report)
         self.registration = registration
-        connection.addFilter { [unowned self] message in handleSignal(message) }
+        connection.addFilter(for: .signal) { [unowned self] message in handleSignal(message) }
         loop.attach(connection)
         loop.onSignal(SIGTERM) { [unowned self] in shutDown() }
         loop.onSignal(SIGINT) { [unowned self] in shutDown() }
@@ -123,7 +123,6 @@ public final class Tray: @unchecked Sendable {
     }
 
     private func handleSignal(_ message: Message) -> Bool {
-        guard message.kind == .signal else { return false }
         if message.isSignal(.local, "Disconnected") {
             Self.report("lost the connection to \(options.bus.busAddress); exiting")
             stop(status: 1)
