@@ -210,6 +210,39 @@ import Glibc
         #expect(second.all == ["PassedOn", "Handled"])
     }
 
+    @Test func aFilterForOneKindSeesOnlyThatKind() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let listener = try Self.connect(bus)
+        try listener.addMatch("type='signal',interface='io.github.netactivity.Test1'")
+        let signals = Log<String>()
+        let calls = Log<String>()
+        let arrived = DispatchSemaphore(value: 0)
+        listener.addFilter(for: .signal) { message in
+            signals.append(message.member?.rawValue ?? "")
+            return false
+        }
+        listener.addFilter(for: .methodCall) { message in
+            calls.append(message.member?.rawValue ?? "")
+            arrived.signal()
+            return false
+        }
+        let loop = try EventLoop()
+        loop.attach(listener)
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+
+        let sender = try Self.connect(bus)
+        try sender.send(.signal(path: "/", interface: "io.github.netactivity.Test1", member: "Signalled"))
+        // Unhandled, so libdbus answers UnknownMethod; the reply is not the point.
+        try sender.send(
+            .methodCall(destination: listener.uniqueName, path: "/", interface: "io.github.netactivity.Test1", member: "Called"))
+        try wait(arrived, for: "the method call at its filter")
+        #expect(signals.all.filter { $0 == "Signalled" } == ["Signalled"])
+        #expect(!signals.all.contains("Called"))
+        #expect(calls.all == ["Called"])
+    }
+
     // MARK: - Reading without a loop
 
     @Test func readMessageReturnsNilAfterTheTimeout() throws {

@@ -111,6 +111,23 @@ import Testing
         #expect(try object.call("Sender") == [.string(object.client.uniqueName.rawValue)])
     }
 
+    /// A handler borrows the call; `call.message` is the way to keep it, and must stay whole
+    /// after libdbus has let go of its own reference.
+    @Test func aHandlerCanKeepTheCallsMessage() throws {
+        let object = try TestObject()
+        defer { object.stop() }
+        for text in ["first", "second"] {
+            _ = try object.call("Keep", [.string(text)])
+        }
+        let kept = object.kept.all
+        try #require(kept.count == 2)
+        for (message, text) in zip(kept, ["first", "second"]) {
+            #expect(message.member == "Keep")
+            #expect(message.sender == object.client.uniqueName)
+            #expect(try message.arguments() == [.string(text)])
+        }
+    }
+
     @Test func unexportedObjectIsUnknown() throws {
         let object = try TestObject()
         defer { object.stop() }
@@ -209,7 +226,7 @@ import Testing
 
         let test = try #require(document.interface(TestObject.interface.rawValue))
         #expect(test.methods.map(\.name) == [
-            "Echo", "EchoDict", "EchoStrings", "EchoMany", "Fail", "FailOtherwise", "FailWithNUL", "Record", "Sender",
+            "Echo", "EchoDict", "EchoStrings", "EchoMany", "Fail", "FailOtherwise", "FailWithNUL", "Record", "Sender", "Keep",
         ])
         #expect(test.methods.first { $0.name == "Echo" }?.arguments == ["v in", "v out"])
         #expect(test.methods.first { $0.name == "EchoMany" }?.arguments == [

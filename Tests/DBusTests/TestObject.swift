@@ -26,6 +26,8 @@ final class TestObject: @unchecked Sendable {
     let client: Connection
     /// The arguments of every `Record` call, in order.
     let recorded = Log<String>()
+    /// The message of every `Keep` call, kept past the handler.
+    let kept = Log<Message>()
 
     init() throws {
         bus = try PrivateBus()
@@ -33,7 +35,7 @@ final class TestObject: @unchecked Sendable {
             serverConnection = try Connection(.address(bus.address))
             _ = try serverConnection.requestName(Self.name, options: .doNotQueue)
             server = ObjectServer(connection: serverConnection)
-            server.export([Self.testInterface(recorded), Self.otherInterfaceTable], at: Self.path)
+            server.export([Self.testInterface(recorded, kept), Self.otherInterfaceTable], at: Self.path)
             server.export([Interface(Self.childInterface)], at: Self.childPath)
             let loop = try EventLoop()
             loop.attach(serverConnection)
@@ -99,7 +101,7 @@ final class TestObject: @unchecked Sendable {
         var description: String { "a Swift error that is not a BusError" }
     }
 
-    private static func testInterface(_ recorded: Log<String>) -> Interface {
+    private static func testInterface(_ recorded: Log<String>, _ kept: Log<Message>) -> Interface {
         Interface(
             interface,
             methods: [
@@ -129,6 +131,10 @@ final class TestObject: @unchecked Sendable {
                     return [.array(element: "s", recorded.all.map { .string($0) })]
                 },
                 Method("Sender", outputs: [Argument("sender", "s")]) { call in [.string(call.sender)] },
+                Method("Keep", inputs: [Argument("text", "s")]) { call in
+                    kept.append(call.message)
+                    return []
+                },
             ],
             properties: [
                 Property("Version", "s", changeSignal: .constant) { .string(version) },
