@@ -42,6 +42,8 @@ public final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var timeouts: [Timeout] = []
     @exclusivity(unchecked) private var timers: [Int: Timer] = [:]
     private var nextTimerID = 0
+    // Set by attach(): the next turn asks libdbus whether that connection has messages queued.
+    private var attachedSinceAsked = false
     // No timer is due before this: exact after every turn, possibly early after a cancel, so
     // most turns look at one number instead of every timer.
     @exclusivity(unchecked) private var earliestTimer = UInt64.max
@@ -93,6 +95,10 @@ public final class EventLoop: @unchecked Sendable {
         dbus_connection_set_timeout_functions(connection.raw, addTimeout, removeTimeout, toggleTimeout, me, nil)
         dbus_connection_set_wakeup_main_function(connection.raw, wakeUpMain, me, nil)
         dbus_connection_set_dispatch_status_function(connection.raw, dispatchStatusChanged, me, nil)
+        // What libdbus read before the loop drove this connection (during Hello or a blocking
+        // call) is already queued, and libdbus reports changes of the dispatch status only:
+        // the turn that attached it must ask before it sleeps.
+        attachedSinceAsked = true
     }
 
     /// Stops driving `connection`.
@@ -202,11 +208,17 @@ public final class EventLoop: @unchecked Sendable {
         let fired = fireDueTimers(now: now)
         guard !stopRequested.load(ordering: .sequentiallyConsistent) else { return }
 
-        // dispatchAll left every connection with nothing to dispatch, unless a timer or another
-        // connection's handler has since read more (a blocking call does): only then ask.
-        let pending =
-            (fired || connections.count > 1)
-            && connections.contains { dbus_connection_get_dispatch_status($0.raw) == DBUS_DISPATCH_DATA_REMAINS }
+        // dispatchAll left every connection it saw with nothing to dispatch. Ask libdbus again
+        // only when that may have changed: a timer ran (it may have read more with a blocking
+        // call, or attached a connection), another connection's handler may have read more, or
+        // a connection was attached with messages already queued.
+        var pending = false
+        if fired || attachedSinceAsked || self.connections.count > 1 {
+            attachedSinceAsked = false
+            pending = self.connections.contains {
+                dbus_connection_get_dispatch_status($0.raw) == DBUS_DISPATCH_DATA_REMAINS
+            }
+        }
         polledWatches.removeAll(keepingCapacity: true)
         pollDescriptors.removeAll(keepingCapacity: true)
         pollDescriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))

@@ -234,6 +234,59 @@ import Glibc
         }
     }
 
+    /// Where a connection gets attached to a running loop.
+    enum AttachedFrom: CaseIterable {
+        /// A timer's action.
+        case timer
+        /// The handler of the only other connection, which detaches itself first (a client
+        /// replacing a lost connection does this).
+        case handler
+    }
+
+    /// A connection can arrive with messages libdbus already read (here: a signal read while
+    /// a blocking call waited for its reply), and libdbus reports only changes of the dispatch
+    /// status. Attached on a running loop, it must still be dispatched at once.
+    @Test(arguments: AttachedFrom.allCases)
+    func aConnectionAttachedWithMessagesQueuedIsDispatched(from place: AttachedFrom) throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let listener = try Connection(.address(bus.address))
+        try listener.addMatch("type='signal',interface='io.github.netactivity.Test1',member='Queued'")
+        let arrived = DispatchSemaphore(value: 0)
+        listener.addFilter(for: .signal) { message in
+            if message.isSignal("io.github.netactivity.Test1", "Queued") { arrived.signal() }
+            return false
+        }
+        let emitter = try Connection(.address(bus.address))
+        try emitter.send(.signal(path: "/", interface: "io.github.netactivity.Test1", member: "Queued"))
+        emitter.flush()
+        // The bus sends the signal before the reply to this later call, so the call reads it.
+        _ = try listener.call(
+            .methodCall(
+                destination: .bus, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetId"))
+
+        let loop = try EventLoop()
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        switch place {
+        case .timer:
+            loop.post { loop.schedule(after: .milliseconds(1)) { loop.attach(listener) } }
+        case .handler:
+            let other = try Connection(.address(bus.address))
+            try other.addMatch("type='signal',interface='io.github.netactivity.Test1',member='Switch'")
+            other.addFilter(for: .signal) { message in
+                guard message.isSignal("io.github.netactivity.Test1", "Switch") else { return false }
+                loop.detach(other)
+                loop.attach(listener)
+                return true
+            }
+            try thread.sync { loop.attach(other) }
+            try emitter.send(.signal(path: "/", interface: "io.github.netactivity.Test1", member: "Switch"))
+            emitter.flush()
+        }
+        try wait(arrived, for: "the signal queued before the connection was attached")
+    }
+
     // MARK: - Idle
 
     @Test func idleLoopWithAConnectionStaysAsleep() throws {
