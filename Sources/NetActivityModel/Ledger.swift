@@ -2,9 +2,9 @@
 /// live tracked activities, with the contract's limits.
 ///
 /// A value type with no clock and no notion of time. Every mutating call either succeeds or
-/// throws a ``LedgerError`` and changes nothing. `begin`, `update` and `end` are O(1)
-/// amortised; `release(owner:)` is O(k) in that owner's activities; reading ``activities``
-/// is O(n).
+/// throws a ``LedgerError`` and changes nothing. `begin` is O(1) amortised, `update` and `end`
+/// O(log n); `release(owner:)` is O(k log n) in that owner's k activities; reading
+/// ``activities`` is O(n).
 public struct Ledger: Sendable {
     /// `push()` while ``sharedCount`` equals this throws ``LedgerError/counterLimit(limit:)``.
     public static let maximumSharedCount: UInt32 = 65_536
@@ -18,10 +18,13 @@ public struct Ledger: Sendable {
     /// The shared counter moved by `push()` and `pop()`.
     public private(set) var sharedCount: UInt32 = 0
 
-    // Activities in id order. Ids only grow, so appending keeps the order; an ended
-    // activity leaves a nil until `compactIfSparse()` squeezes the holes out.
+    // Activities in id order, with each slot's id beside it in `slotIDs`. Ids only grow, so
+    // appending keeps the order and a binary search over `slotIDs` finds an activity: no hash
+    // table to keep up to date on every begin and end. An ended activity leaves a nil (its id
+    // stays) until `compactIfSparse()` squeezes the holes out.
     private var slots: [Activity?] = []
-    private var slotIndex: [ActivityID: Int] = [:]
+    private var slotIDs: [ActivityID] = []
+    private var liveCount = 0
     private var idsByOwner: [String: Set<ActivityID>] = [:]
     // Running sums over activities with a known total, so `progress` is O(1). UInt128
     // holds a million UInt64 totals without overflow.
@@ -52,13 +55,13 @@ public struct Ledger: Sendable {
 
     /// The `Count` property: ``sharedCount`` plus the number of live activities, saturating.
     public var count: UInt32 {
-        let (sum, overflow) = sharedCount.addingReportingOverflow(UInt32(clamping: slotIndex.count))
+        let (sum, overflow) = sharedCount.addingReportingOverflow(UInt32(clamping: liveCount))
         return overflow ? .max : sum
     }
 
     /// The `Active` property: `count > 0`.
     public var isActive: Bool {
-        sharedCount > 0 || !slotIndex.isEmpty
+        sharedCount > 0 || liveCount > 0
     }
 
     /// The `Progress` property: Σcompleted / Σtotal over live activities whose total is
@@ -74,7 +77,7 @@ public struct Ledger: Sendable {
 
     /// The live activity with this id, or nil.
     public func activity(_ id: ActivityID) -> Activity? {
-        slotIndex[id].flatMap { slots[$0] }
+        slot(of: id).flatMap { slots[$0] }
     }
 
     /// How many live activities `owner` has.
@@ -123,14 +126,15 @@ public struct Ledger: Sendable {
         guard (ownerEntry.map { idsByOwner.values[$0].count } ?? 0) < Self.maximumActivitiesPerOwner else {
             throw .ownerLimit(owner: owner, limit: Self.maximumActivitiesPerOwner)
         }
-        guard slotIndex.count < activityLimit else {
+        guard liveCount < activityLimit else {
             throw .activityLimit(limit: activityLimit)
         }
         guard let id = nextID else { throw .idsExhausted }
 
         nextID = id == .max ? nil : id + 1
-        slotIndex[id] = slots.count
         slots.append(Activity(id: id, owner: owner, label: label, completed: 0, total: 0, started: started))
+        slotIDs.append(id)
+        liveCount += 1
         if let ownerEntry {
             idsByOwner.values[ownerEntry].insert(id)
         } else {
@@ -164,7 +168,7 @@ public struct Ledger: Sendable {
     /// - Throws: ``LedgerError/unknownActivity(_:)``, then ``LedgerError/notOwner(_:)``.
     public mutating func end(_ id: ActivityID, by owner: String) throws(LedgerError) {
         let index = try ownedSlot(id, by: owner)
-        remove(id, at: index)
+        remove(at: index)
         // ownedSlot found the activity owned by `owner`, so the owner has an entry holding `id`.
         // An emptied entry stays until `release(owner:)` (the owner leaving the bus), so a client
         // that runs one activity at a time does not rebuild it on every begin; a large one goes
@@ -185,7 +189,7 @@ public struct Ledger: Sendable {
     public mutating func release(owner: String) -> Int {
         guard let ids = idsByOwner.removeValue(forKey: owner), !ids.isEmpty else { return 0 }
         for id in ids {
-            if let index = slotIndex[id] { remove(id, at: index) }
+            if let index = slot(of: id) { remove(at: index) }
         }
         activitiesRevision += 1
         compactIfSparse()
@@ -196,41 +200,53 @@ public struct Ledger: Sendable {
 
     /// The slot of live activity `id` if `owner` owns it.
     private func ownedSlot(_ id: ActivityID, by owner: String) throws(LedgerError) -> Int {
-        guard let index = slotIndex[id], let activity = slots[index] else {
+        guard let index = slot(of: id), let activity = slots[index] else {
             throw .unknownActivity(id)
         }
         guard activity.owner == owner else { throw .notOwner(id) }
         return index
     }
 
-    /// Empties slot `index` (holding `id`); leaves the owner index to the caller.
-    private mutating func remove(_ id: ActivityID, at index: Int) {
-        if let activity = slots[index] { subtractProgress(of: activity) }
+    /// The slot that holds (or held) activity `id`, by binary search; nil if none does.
+    private func slot(of id: ActivityID) -> Int? {
+        var low = 0
+        var high = slotIDs.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if slotIDs[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return low < slotIDs.count && slotIDs[low] == id ? low : nil
+    }
+
+    /// Empties slot `index`; leaves the owner index to the caller.
+    private mutating func remove(at index: Int) {
+        guard let activity = slots[index] else { return }
+        subtractProgress(of: activity)
         slots[index] = nil
-        slotIndex[id] = nil
+        liveCount -= 1
     }
 
     /// Squeezes out the holes once they outnumber the live activities, so the slots stay at
     /// most about twice the live count and each end pays O(1) amortised.
     private mutating func compactIfSparse() {
-        let holes = slots.count - slotIndex.count
-        guard holes > 64, holes > slotIndex.count else { return }
-        // In place, in id order: only the activities that move need their index rewritten.
-        // New storage only when the old would be more than twice what is left (after a big
-        // release), so memory follows the live count as it did when this copied.
+        let holes = slots.count - liveCount
+        guard holes > 64, holes > liveCount else { return }
+        // In place, in id order. New storage only when the old would be more than twice what
+        // is left (after a big release), so memory follows the live count.
         var kept = 0
-        for index in slots.indices {
-            guard let id = slots[index]?.id else { continue }
+        for index in slots.indices where slots[index] != nil {
             if index != kept {
                 slots.swapAt(kept, index)
-                slotIndex[id] = kept
+                slotIDs[kept] = slotIDs[index]
             }
             kept += 1
         }
         if slots.capacity > 2 * max(kept, 128) {
             slots = Array(slots[..<kept])
+            slotIDs = Array(slotIDs[..<kept])
         } else {
             slots.removeSubrange(kept...)
+            slotIDs.removeSubrange(kept...)
         }
     }
 
