@@ -90,14 +90,6 @@ public final class Message: @unchecked Sendable {
         return message
     }
 
-    /// The successful reply to this method call.
-    public func makeReply(_ arguments: [Value] = []) throws(BusError) -> Message {
-        guard let raw = dbus_message_new_method_return(self.raw) else { throw BusError.outOfMemory }
-        let reply = Message(created: raw)
-        try reply.append(arguments)
-        return reply
-    }
-
     /// A new message with the same header and body, serial 0 and unlocked, so it can be sent
     /// again; libdbus copies the bytes instead of building them anew.
     ///
@@ -105,11 +97,6 @@ public final class Message: @unchecked Sendable {
     public func copy() throws(BusError) -> Message {
         guard let raw = dbus_message_copy(raw) else { throw BusError.outOfMemory }
         return Message(consuming: raw)
-    }
-
-    /// The error reply to this method call.
-    public func makeErrorReply(_ error: BusError) throws(BusError) -> Message {
-        try Self.errorReply(to: raw, error)
     }
 
     /// The error reply to the method call `call`.
@@ -188,8 +175,8 @@ public final class Message: @unchecked Sendable {
         return length
     }
 
-    /// Sends the successful reply to the method call `call` on `connection`: what `makeReply`
-    /// and `Connection.send` do, without a `Message` for either.
+    /// Sends the successful reply to the method call `call` on `connection`, without a
+    /// `Message` for either.
     static func sendReply(to call: OpaquePointer, _ values: [Value], on connection: Connection) throws(BusError) {
         guard let reply = dbus_message_new_method_return(call) else { throw BusError.outOfMemory }
         defer { dbus_message_unref(reply) }

@@ -21,11 +21,12 @@ public final class ObjectServer {
     // Read for every call and only assigned, never held across a call: exclusivity unchecked.
     @exclusivity(unchecked) private var lastCalled: (path: CName, table: DispatchTable)?
 
-    // PropertiesChanged signals built or sent lately, most recent last, each an unsent template whose copy
-    // goes out. A busy desktop flips Active back and forth, sending the same two signals over
-    // and over; libdbus builds one in about 70,000 instructions (each value appended rewrites
-    // the header's signature field) and copies it in a small fraction of that. Only signals
-    // made of a few basic values are kept, so the cache stays small and quick to search.
+    // PropertiesChanged signals built or sent lately, most recent last, each an unsent template
+    // whose copy goes out. A busy desktop flips Active back and forth, sending the same two
+    // signals over and over; libdbus builds one in about 70,000 instructions (each value
+    // appended rewrites the header's signature field) and copies it in a small fraction of that.
+    // Only signals made of a few basic values are kept, so the cache stays small and quick to
+    // search.
     private var recentSignals: [RecentSignal] = []
     private static let recentSignalLimit = 4
     private static let cachedSignalValueLimit = 4

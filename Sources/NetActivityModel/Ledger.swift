@@ -184,7 +184,7 @@ public struct Ledger: Sendable {
 
     /// Ends every activity of `owner` (it left the bus); returns how many ended.
     ///
-    /// O(k) in that owner's activities. An owner with no activities is not an error.
+    /// O(k log n) in that owner's k activities. An owner with no activities is not an error.
     @discardableResult
     public mutating func release(owner: String) -> Int {
         guard let ids = idsByOwner.removeValue(forKey: owner), !ids.isEmpty else { return 0 }
