@@ -39,7 +39,12 @@ public final class Connection: @unchecked Sendable {
 
     // Read for every incoming message, so unchecked for exclusivity: `runFilters` iterates a
     // copy, and a handler that adds or removes filters meanwhile changes only the original.
-    @exclusivity(unchecked) private var filters: [(id: Int, filter: Filter)] = []
+    @exclusivity(unchecked) private var filters: [(id: Int, filter: Filter)] = [] {
+        didSet { methodCallRoute = Self.methodCallRoute(through: filters) }
+    }
+    // The method-call handler when no filter before it looks at method calls: a call goes
+    // straight there instead of through the list. Set with `filters`, read like it.
+    @exclusivity(unchecked) private var methodCallRoute: ((OpaquePointer) -> Void)?
     private var nextFilterID = 0
     private var filterInstalled = false
 
@@ -183,8 +188,23 @@ public final class Connection: @unchecked Sendable {
         filters.removeAll { $0.id == id }
     }
 
+    private static func methodCallRoute(through filters: [(id: Int, filter: Filter)]) -> ((OpaquePointer) -> Void)? {
+        for (_, filter) in filters {
+            switch filter {
+            case .messages(let kind, _) where kind == nil || kind == .methodCall: return nil
+            case .messages: continue
+            case .methodCalls(let handler): return handler
+            }
+        }
+        return nil
+    }
+
     fileprivate func runFilters(_ raw: OpaquePointer) -> Bool {
         let kind = Message.Kind(dbus_message_get_type(raw))
+        if kind == .methodCall, let methodCallRoute {
+            methodCallRoute(raw)
+            return true
+        }
         // Made for the first handler that wants one, shared by the rest.
         var message: Message?
         for (_, filter) in filters {
@@ -207,8 +227,8 @@ public final class Connection: @unchecked Sendable {
 /// The one C filter every `Connection` installs; it forwards to the connection's handlers.
 private let connectionFilter: DBusHandleMessageFunction = { _, message, data in
     guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
-    let connection = Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue()
-    let handled = connection.runFilters(message)
+    // The connection outlives its filter (deinit removes it): no reference of our own needed.
+    let handled = Unmanaged<Connection>.fromOpaque(data)._withUnsafeGuaranteedRef { $0.runFilters(message) }
     return handled ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
 }
 

@@ -332,8 +332,11 @@ private let removeTimeout: DBusRemoveTimeoutFunction = { timeout, data in
 private let toggleTimeout: DBusTimeoutToggledFunction = { timeout, data in
     if let timeout { loop(data)?.timeoutToggled(timeout) }
 }
+// Called for every message sent: the attached loop outlives the registration (detach removes
+// it), so it is used without a reference of our own.
 private let wakeUpMain: DBusWakeupMainFunction = { data in
-    loop(data)?.wakeFromLibdbus()
+    guard let data else { return }
+    Unmanaged<EventLoop>.fromOpaque(data)._withUnsafeGuaranteedRef { $0.wakeFromLibdbus() }
 }
 private let dispatchStatusChanged: DBusDispatchStatusFunction = { _, status, data in
     if status == DBUS_DISPATCH_DATA_REMAINS { loop(data)?.wakeFromLibdbus() }

@@ -19,14 +19,19 @@ public struct MethodCall: ~Copyable {
     private let raw: OpaquePointer
     /// The arguments, already checked against the method's input signature.
     public let arguments: [Value]
+    // Owned by the server, which outlives every call it lends out.
+    private let senders: Unmanaged<SenderNames>
 
-    init(raw: OpaquePointer, arguments: [Value]) {
+    init(raw: OpaquePointer, arguments: [Value], senders: SenderNames) {
         self.raw = raw
         self.arguments = arguments
+        self.senders = .passUnretained(senders)
     }
 
     /// The caller's unique name ("" on a peer-to-peer connection).
-    public var sender: String { dbus_message_get_sender(raw).map { String(cString: $0) } ?? "" }
+    public var sender: String {
+        senders._withUnsafeGuaranteedRef { $0.name(dbus_message_get_sender(raw)) }
+    }
 
     /// The call itself, with a reference of its own: it may be kept after the handler returns.
     public var message: Message { Message(borrowing: raw) }

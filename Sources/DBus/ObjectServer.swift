@@ -20,6 +20,7 @@ public final class ObjectServer {
     // The object the last call went to: most calls go to the same one, found by one strcmp.
     // Read for every call and only assigned, never held across a call: exclusivity unchecked.
     @exclusivity(unchecked) private var lastCalled: (path: CName, table: DispatchTable)?
+    private let senders = SenderNames()
 
     // PropertiesChanged signals built or sent lately, most recent last, each an unsent template
     // whose copy goes out. A busy desktop flips Active back and forth, sending the same two
@@ -163,7 +164,7 @@ public final class ObjectServer {
                     + "got '\(signature.map { String(cString: $0) } ?? "")'")
         }
         let arguments = try Message.arguments(of: call, count: method.argumentCount)
-        return try method.method.handler(MethodCall(raw: call, arguments: arguments))
+        return try method.handler(MethodCall(raw: call, arguments: arguments, senders: senders))
     }
 
     /// The dispatch table for a call to `rawPath`.
@@ -309,6 +310,8 @@ private final class DispatchTable {
     final class Entry {
         let name: CName
         let method: Method
+        /// `method.handler`, kept apart so a call retains the closure alone, not the whole method.
+        let handler: (borrowing MethodCall) throws -> [Value]
         /// `method.inputSignature`, joined once here rather than on every call.
         let inputSignature: CName
         /// How many complete types `inputSignature` holds: the values a matching call carries.
@@ -317,6 +320,7 @@ private final class DispatchTable {
         init(_ method: Method) {
             name = CName(method.name.rawValue)
             self.method = method
+            handler = method.handler
             inputSignature = CName(method.inputSignature.rawValue)
             argumentCount = method.inputSignature.completeTypes.count
         }
@@ -365,11 +369,26 @@ private final class DispatchTable {
     }
 }
 
+/// The caller's unique name of the last call that asked for it, so a client making call after
+/// call gets the same `String` back instead of a new one each time.
+final class SenderNames {
+    // Read and set only by the calls the server dispatches, one at a time.
+    @exclusivity(unchecked) private var last = (raw: CName(""), name: "")
+
+    /// `raw` as a `String`; nil (a peer-to-peer call) is "".
+    func name(_ raw: UnsafePointer<CChar>?) -> String {
+        guard let raw else { return "" }
+        if !last.raw.matches(raw) { last = (CName(raw), String(cString: raw)) }
+        return last.name
+    }
+}
+
 /// A name kept NUL-terminated, to compare with a C string from a message header as it is.
 private struct CName {
     private let bytes: ContiguousArray<CChar>
 
     init(_ text: String) { bytes = text.utf8CString }
+    init(_ raw: UnsafePointer<CChar>) { bytes = ContiguousArray(UnsafeBufferPointer(start: raw, count: strlen(raw) + 1)) }
 
     /// Whether `raw` spells the same name; a nil `raw` counts as the empty string.
     func matches(_ raw: UnsafePointer<CChar>?) -> Bool {

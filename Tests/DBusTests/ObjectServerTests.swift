@@ -111,6 +111,56 @@ import Testing
         #expect(try object.call("Sender") == [.string(object.client.uniqueName.rawValue)])
     }
 
+    /// The server reuses the last caller's name while the caller stays the same: callers taking
+    /// turns must each still see their own.
+    @Test func callersTakingTurnsEachSeeTheirOwnName() throws {
+        let object = try TestObject()
+        defer { object.stop() }
+        let other = try Connection(.address(object.bus.address))
+        for caller in [object.client, object.client, other, object.client, other, other] {
+            let reply = try caller.call(object.methodCall("Sender"), timeout: .seconds(10)).arguments()
+            #expect(reply == [.string(caller.uniqueName.rawValue)])
+        }
+    }
+
+    /// Method calls skip the filter list only while no filter ahead of the server looks at them.
+    @Test func aFilterAddedBeforeTheServerSeesCallsFirst() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let connection = try Connection(.address(bus.address))
+        _ = try connection.requestName(TestObject.name, options: .doNotQueue)
+        let seen = Log<String>()
+        let filterID = connection.addFilter(for: .methodCall) { message in
+            seen.append(message.member?.rawValue ?? "")
+            return message.member == "Taken"
+        }
+        let server = ObjectServer(connection: connection)
+        server.export([Interface(TestObject.interface, methods: [Method("Answered") { _ in [.string("server")] }])], at: TestObject.path)
+        let loop = try EventLoop()
+        loop.attach(connection)
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        let client = try Connection(.address(bus.address))
+        func call(_ member: MemberName, timeout: Duration = .seconds(10)) -> Result<[Value], BusError> {
+            Result { () throws(BusError) in
+                try client.call(
+                    .methodCall(destination: TestObject.name, path: TestObject.path, interface: TestObject.interface, member: member),
+                    timeout: timeout
+                ).arguments()
+            }
+        }
+
+        #expect(try call("Answered").get() == [.string("server")])
+        // Taken by the filter, which sends no reply.
+        #expect(call("Taken", timeout: .milliseconds(500)).error?.name == .noReply)
+        #expect(seen.all == ["Answered", "Taken"])
+
+        try thread.sync { connection.removeFilter(filterID) }
+        #expect(try call("Answered").get() == [.string("server")])
+        #expect(call("Taken").error?.name == .unknownMethod)
+        #expect(seen.all == ["Answered", "Taken"])
+    }
+
     /// A handler borrows the call; `call.message` is the way to keep it, and must stay whole
     /// after libdbus has let go of its own reference.
     @Test func aHandlerCanKeepTheCallsMessage() throws {
@@ -475,5 +525,11 @@ import Testing
 
         #expect(object.serverConnection.isConnected)
         #expect(try object.call("Echo", [.variant(.string("still here"))]) == [.variant(.string("still here"))])
+    }
+}
+
+extension Result {
+    fileprivate var error: Failure? {
+        if case .failure(let error) = self { error } else { nil }
     }
 }
