@@ -11,12 +11,15 @@ import Glibc
 public final class Service {
     private let options: ServiceOptions
     private let clock: any IndicatorClock
-    var indicator: Indicator
+    // Touched on every call, by the loop's thread alone; `mutate` lends `indicator` to a change
+    // that calls only `Indicator`, and nothing here runs the loop: no access can overlap, so
+    // they go unchecked for exclusivity.
+    @exclusivity(unchecked) var indicator: Indicator
     private let loop: EventLoop
     private var connection: Connection?
     private var server: ObjectServer?
-    private var timer: EventLoop.TimerID?
-    private var timerDeadline: Instant?
+    @exclusivity(unchecked) private var timer: EventLoop.TimerID?
+    @exclusivity(unchecked) private var timerDeadline: Instant?
     // How many activities the last Activities signal carried, to trim the heap after a big one.
     private var announcedActivityCount = 0
     private var exitStatus: Int32 = 0
