@@ -250,7 +250,7 @@ public final class EventLoop: @unchecked Sendable {
 
     private func dispatchAll(_ connections: [Connection]) {
         for connection in connections {
-            while dbus_connection_dispatch(connection.raw) == DBUS_DISPATCH_DATA_REMAINS {}
+            connection.dispatchQueued()
         }
     }
 

@@ -123,6 +123,53 @@ import Testing
         }
     }
 
+    /// Empty replies are copied from one kept per recent caller (four at most): with six callers
+    /// taking turns, kept ones and evicted ones alike must reach the right caller, answering
+    /// the right call, with a serial of their own.
+    @Test func emptyRepliesReachTheirCallerWhenManyTakeTurns() throws {
+        let object = try TestObject()
+        defer { object.stop() }
+        var callers = [object.client]
+        for _ in 0..<5 { callers.append(try Connection(.address(object.bus.address))) }
+        var replySerials = Set<UInt32>()
+        for round in 0..<3 {
+            for caller in round == 1 ? callers.reversed() : callers {
+                let call = try object.methodCall("Ping", interface: .peer)
+                let reply = try caller.call(call, timeout: .seconds(10))
+                #expect(reply.kind == .methodReturn)
+                #expect(reply.destination == caller.uniqueName)
+                #expect(reply.replySerial == call.serial)
+                #expect(reply.signature.rawValue.isEmpty)
+                #expect(try reply.arguments().isEmpty)
+                replySerials.insert(reply.serial)
+            }
+        }
+        #expect(replySerials.count == 3 * callers.count)
+    }
+
+    /// Method calls are taken off the queue ahead of libdbus's dispatch; replies still go through
+    /// it to complete pending calls. A server calling itself has both on one queue.
+    @Test func aServerCallingItselfGetsItsReplies() throws {
+        let object = try TestObject()
+        defer { object.stop() }
+        let replies = Log<String>()
+        let done = DispatchSemaphore(value: 0)
+        let count = 20
+        try object.loopThread.sync {
+            for _ in 0..<count {
+                let call = try object.methodCall("Sender")
+                object.serverConnection.send(call, timeout: .seconds(10)) { result in
+                    replies.append((try? result.get().arguments().first?.string) ?? "failed: \(result)")
+                    done.signal()
+                }
+            }
+        }
+        for _ in 0..<count {
+            #expect(done.wait(timeout: .now() + 10) == .success)
+        }
+        #expect(replies.all == Array(repeating: object.serverConnection.uniqueName.rawValue, count: count))
+    }
+
     /// Method calls skip the filter list only while no filter ahead of the server looks at them.
     @Test func aFilterAddedBeforeTheServerSeesCallsFirst() throws {
         let bus = try PrivateBus()
