@@ -210,7 +210,10 @@ public final class Connection: @unchecked Sendable {
     /// (and takes off the queue itself) is never held.
     func dispatchQueued() {
         while true {
-            if let route = methodCallRoute, let message = dbus_connection_borrow_message(raw) {
+            if let route = methodCallRoute {
+                // Nil when nothing is queued (or libdbus needs memory to queue it): nothing that
+                // dbus_connection_dispatch could do either.
+                guard let message = dbus_connection_borrow_message(raw) else { return }
                 if Message.Kind(dbus_message_get_type(message)) == .methodCall {
                     // Stealing hands over the queue's reference to the message.
                     dbus_connection_steal_borrowed_message(raw, message)
