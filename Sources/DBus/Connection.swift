@@ -229,10 +229,6 @@ public final class Connection: @unchecked Sendable {
 
     fileprivate func runFilters(_ raw: OpaquePointer) -> Bool {
         let kind = Message.Kind(dbus_message_get_type(raw))
-        if kind == .methodCall, let methodCallRoute {
-            methodCallRoute(raw)
-            return true
-        }
         // Made for the first handler that wants one, shared by the rest.
         var message: Message?
         for (_, filter) in filters {
