@@ -49,8 +49,12 @@ export DEBIAN_FRONTEND=noninteractive
 echo "deps: apt-get update"
 "${sudo[@]}" apt-get update -q
 
+# Reads apt-cache's whole answer before matching: piping it into `grep -q` would let grep exit
+# at the first match, kill apt-cache with SIGPIPE, and pipefail would turn the match into a failure.
 available() {
-    apt-cache policy "$1" 2>/dev/null | grep -q 'Candidate: [^(]'
+    local policy
+    policy=$(apt-cache policy "$1" 2>/dev/null) || return 1
+    [[ $policy =~ Candidate:\ [^\(] ]]
 }
 packages=()
 for alternatives in "${missing[@]}"; do
