@@ -99,6 +99,7 @@ public struct InterfaceName: ValidatedName {
     public static let peer = InterfaceName(unchecked: "org.freedesktop.DBus.Peer")
     public static let bus = InterfaceName(unchecked: "org.freedesktop.DBus")
     public static let local = InterfaceName(unchecked: "org.freedesktop.DBus.Local")
+    public static let objectManager = InterfaceName(unchecked: "org.freedesktop.DBus.ObjectManager")
 }
 
 /// A method or signal name such as `Push`.

@@ -13,14 +13,26 @@ public struct ActivityInfo: Equatable, Hashable, Sendable {
     public var total: UInt64
     /// When it began, in microseconds since the Unix epoch.
     public var started: UInt64
+    /// The owner's process id, or nil until the service has learned it.
+    public var processID: UInt32?
+    /// The owner's user id, or nil until the service has learned it.
+    public var userID: UInt32?
+    /// The owner's application (Flatpak app id, systemd app id or executable name); "" until known.
+    public var application: String
 
-    public init(id: UInt32, owner: String, label: String, completed: UInt64, total: UInt64, started: UInt64) {
+    public init(
+        id: UInt32, owner: String, label: String, completed: UInt64, total: UInt64, started: UInt64,
+        processID: UInt32? = nil, userID: UInt32? = nil, application: String = ""
+    ) {
         self.id = id
         self.owner = owner
         self.label = label
         self.completed = completed
         self.total = total
         self.started = started
+        self.processID = processID
+        self.userID = userID
+        self.application = application
     }
 
     /// `completed / total` in 0...1, or nil when the total is unknown.
