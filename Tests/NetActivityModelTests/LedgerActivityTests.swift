@@ -286,3 +286,35 @@ struct LedgerActivityTests {
         #expect(!ledger.isActive)
     }
 }
+
+/// The per-user limit, for the system bus: owners of one user id share 1,024 activities.
+struct LedgerUserLimitTests {
+    @Test func ownersOfOneUserShareTheLimit() throws {
+        var ledger = Ledger()
+        for index in 0..<Ledger.maximumActivitiesPerUser {
+            _ = try ledger.begin(owner: ":1.\(index % 4)", label: "x", started: 0, userID: 1000)
+        }
+        #expect(throws: LedgerError.userLimit(userID: 1000, limit: 1_024)) {
+            try ledger.begin(owner: ":1.99", label: "x", started: 0, userID: 1000)
+        }
+        #expect(ledger.activityCount(userID: 1000) == 1_024)
+        _ = try ledger.begin(owner: ":1.100", label: "x", started: 0, userID: 0)
+        #expect(ledger.release(owner: ":1.0").count == 256)
+        #expect(ledger.activityCount(userID: 1000) == 768)
+        let id = try ledger.begin(owner: ":1.99", label: "x", started: 0, userID: 1000)
+        try ledger.end(id, by: ":1.99")
+        #expect(ledger.activityCount(userID: 1000) == 768)
+    }
+
+    @Test func theGlobalLimitIsSixtyFiveThousand() throws {
+        var ledger = Ledger()
+        for owner in 0..<64 {
+            for _ in 0..<Ledger.maximumActivitiesPerOwner { _ = try ledger.begin(owner: ":1.\(owner)", label: "", started: 0) }
+        }
+        #expect(ledger.count == 65_536)
+        #expect(throws: LedgerError.activityLimit(limit: 65_536)) {
+            try ledger.begin(owner: ":1.999", label: "", started: 0)
+        }
+        #expect(ledger.count == 65_536)
+    }
+}
