@@ -363,6 +363,11 @@ final class ReportingSession {
             else { return false }
             next.apply(changed)
             publish(next)
+            // Activities comes by name only; until the client follows the activity objects,
+            // it reads the whole state again.
+            if arguments[2].elements?.contains(.string(NetActivityBus.Property.activities.rawValue)) == true {
+                refreshSnapshot()
+            }
         }
         return false
     }

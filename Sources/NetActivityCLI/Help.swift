@@ -1,6 +1,9 @@
+import NetActivityContract
+
 /// The help texts, one per command.
 enum Help {
-    static let version = "0.1.0"
+    /// The service's own version: the command line ships with it.
+    static let version = NetActivityBus.version
 
     static func text(for topic: String?) -> String {
         switch topic {

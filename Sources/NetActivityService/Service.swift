@@ -208,12 +208,14 @@ public final class Service {
 
     func announce(_ announcement: Announcement) {
         if let server {
-            if !announcement.mainIsEmpty {
-                try? server.emitPropertiesChanged(Self.names(announcement), of: NetActivityBus.interface, at: NetActivityBus.path)
-            }
+            // The objects first, so a watcher that sees the new Progress already holds the
+            // activities' values behind it.
             for id in announcement.progressOf {
                 try? server.emitPropertiesChanged(
                     Self.progressNames, of: NetActivityBus.activityInterface, at: NetActivityBus.activityPath(id))
+            }
+            if !announcement.mainIsEmpty {
+                try? server.emitPropertiesChanged(Self.names(announcement), of: NetActivityBus.interface, at: NetActivityBus.path)
             }
         }
         rescheduleTimer()
