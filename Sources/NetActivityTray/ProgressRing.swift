@@ -36,12 +36,12 @@ public enum ProgressRing {
     /// The ring at `percent` (clamped to 0...100), `size` pixels square.
     public static func pixmap(percent: Int, size: Int) -> IconPixmap {
         let geometry = Geometry(size: size)
-        let filled = Double(min(100, max(0, percent))) / 100
+        let sector = Sector(filled: Double(min(100, max(0, percent))) / 100)
         var bytes = [UInt8](repeating: 0, count: size * size * 4)
         var index = 0
         for y in 0..<size {
             for x in 0..<size {
-                let pixel = geometry.shade(x: Double(x) + 0.5, y: Double(y) + 0.5, filled: filled)
+                let pixel = geometry.shade(x: Double(x) + 0.5, y: Double(y) + 0.5, filled: sector)
                 pixel.store(into: &bytes, at: index)
                 index += 4
             }
@@ -83,8 +83,8 @@ public enum ProgressRing {
             arrowReach = (radius - width / 2 - haloWidth) * 0.92
         }
 
-        /// The colour at point (`x`, `y`) for a ring filled to `filled` (0...1).
-        func shade(x: Double, y: Double, filled: Double) -> Colour {
+        /// The colour at point (`x`, `y`) for a ring filled through `filled`.
+        func shade(x: Double, y: Double, filled: Sector) -> Colour {
             let dx = x - centre
             let dy = y - centre
             let distance = (dx * dx + dy * dy).squareRoot()
@@ -96,7 +96,7 @@ public enum ProgressRing {
             let inRing = coverage(ring)
             if inRing > 0 {
                 colour.cover(with: track, coverage: inRing)
-                let arc = coverage(Self.sectorDistance(dx: dx, dy: dy, distance: distance, filled: filled))
+                let arc = coverage(filled.distance(dx: dx, dy: dy, radius: distance))
                 colour.cover(with: fill, coverage: inRing * arc)
             }
             colour.cover(with: glyph, coverage: coverage(arrow))
@@ -106,25 +106,6 @@ public enum ProgressRing {
         /// How much of a pixel an edge at signed distance `distance` from its centre covers.
         private func coverage(_ distance: Double) -> Double {
             min(1, max(0, 0.5 - distance))
-        }
-
-        /// Signed distance to the sector from twelve o'clock clockwise through `filled` of a
-        /// turn: negative inside, measured to the nearer of its two bounding rays.
-        static func sectorDistance(dx: Double, dy: Double, distance: Double, filled: Double) -> Double {
-            if filled <= 0 { return .infinity }
-            if filled >= 1 { return -.infinity }
-            let end = filled * 2 * .pi
-            // Clockwise from twelve o'clock with y pointing down: atan2(x, -y), in 0..<2π.
-            var angle = atan2(dx, -dy)
-            if angle < 0 { angle += 2 * .pi }
-            func distanceToRay(_ direction: Double) -> Double {
-                let ux = sin(direction)
-                let uy = -cos(direction)
-                let along = dx * ux + dy * uy
-                return along > 0 ? abs(dx * uy - dy * ux) : distance
-            }
-            let nearer = min(distanceToRay(0), distanceToRay(end))
-            return angle <= end ? -nearer : nearer
         }
 
         /// Signed distance to the double-headed vertical arrow: a shaft and two heads.
@@ -154,9 +135,8 @@ public enum ProgressRing {
         static func triangleDistance(
             x: Double, y: Double, _ a: (Double, Double), _ b: (Double, Double), _ c: (Double, Double)
         ) -> Double {
-            var nearest = Double.infinity
-            var sides = 0
-            for (from, to) in [(a, b), (b, c), (c, a)] {
+            // Distance to one side, and which side of its line the point lies on.
+            func side(_ from: (Double, Double), _ to: (Double, Double)) -> (distance: Double, left: Bool) {
                 let ex = to.0 - from.0
                 let ey = to.1 - from.1
                 let px = x - from.0
@@ -164,11 +144,49 @@ public enum ProgressRing {
                 let along = min(1, max(0, (px * ex + py * ey) / (ex * ex + ey * ey)))
                 let gx = px - ex * along
                 let gy = py - ey * along
-                nearest = min(nearest, (gx * gx + gy * gy).squareRoot())
-                // Which side of the edge's line the point lies on; inside means the same for all three.
-                sides += ex * py - ey * px >= 0 ? 1 : -1
+                return ((gx * gx + gy * gy).squareRoot(), ex * py - ey * px >= 0)
             }
-            return abs(sides) == 3 ? -nearest : nearest
+            let first = side(a, b)
+            let second = side(b, c)
+            let third = side(c, a)
+            let nearest = min(first.distance, second.distance, third.distance)
+            // Inside means on the same side of all three.
+            let inside = first.left == second.left && second.left == third.left
+            return inside ? -nearest : nearest
+        }
+    }
+
+    /// The filled part of the ring: the sector from twelve o'clock clockwise through a share
+    /// of a turn, its bounding rays worked out once per picture rather than per pixel.
+    struct Sector {
+        /// The share of a turn, 0...1.
+        let filled: Double
+        /// The angle of its end, clockwise from twelve o'clock.
+        private let end: Double
+        /// Unit vectors along its start and end rays, with y pointing down.
+        private let startRay = (x: 0.0, y: -1.0)
+        private let endRay: (x: Double, y: Double)
+
+        init(filled: Double) {
+            self.filled = filled
+            end = filled * 2 * .pi
+            endRay = (sin(end), -cos(end))
+        }
+
+        /// Signed distance from the point (`dx`, `dy`) off the centre, `radius` away from it, to
+        /// the sector: negative inside, measured to the nearer of its two rays.
+        func distance(dx: Double, dy: Double, radius: Double) -> Double {
+            if filled <= 0 { return .infinity }
+            if filled >= 1 { return -.infinity }
+            func distanceToRay(_ ray: (x: Double, y: Double)) -> Double {
+                let along = dx * ray.x + dy * ray.y
+                return along > 0 ? abs(dx * ray.y - dy * ray.x) : radius
+            }
+            let nearer = min(distanceToRay(startRay), distanceToRay(endRay))
+            // Clockwise from twelve o'clock with y pointing down: atan2(x, -y), in 0..<2π.
+            var angle = atan2(dx, -dy)
+            if angle < 0 { angle += 2 * .pi }
+            return angle <= end ? -nearer : nearer
         }
     }
 
