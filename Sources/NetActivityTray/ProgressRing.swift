@@ -5,7 +5,9 @@ import Glibc
 /// One picture of an item's `IconPixmap`: its size and its ARGB32 pixels, row by row, each
 /// pixel as the bytes A, R, G, B (network byte order), not premultiplied.
 public struct IconPixmap: Equatable, Sendable {
+    /// Pixels across.
     public var width: Int
+    /// Pixels down.
     public var height: Int
     /// `width` × `height` × 4 bytes.
     public var bytes: [UInt8]
@@ -60,6 +62,7 @@ public enum ProgressRing {
 
     /// The ring's measures at one size, in pixels from the top-left corner.
     public struct Geometry: Sendable {
+        /// The side of the square, in pixels.
         public let size: Int
         /// The centre of the square, both coordinates.
         public let centre: Double
