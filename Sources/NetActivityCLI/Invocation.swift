@@ -16,7 +16,7 @@ public struct Invocation: Equatable, Sendable {
         case pop
         case run(label: String?, command: [String])
         case watch(format: WatchFormat)
-        case tray(icon: String, idleIcon: String)
+        case tray(icon: String, idleIcon: String, progressRing: Bool)
     }
 
     /// How `watch` prints each state.
@@ -122,7 +122,12 @@ public struct Invocation: Equatable, Sendable {
         case "tray":
             var icon = TrayOptions.defaultActiveIcon
             var idleIcon = TrayOptions.defaultIdleIcon
+            var progressRing = true
             while let argument = rest.popFirst() {
+                if argument == "--no-progress-ring" {
+                    progressRing = false
+                    continue
+                }
                 let (flag, inline) = splitInline(argument)
                 guard flag == "--icon" || flag == "--idle-icon" else { throw usage("tray: unknown argument '\(argument)'") }
                 let value: String
@@ -130,7 +135,7 @@ public struct Invocation: Equatable, Sendable {
                 guard !value.isEmpty else { throw usage("tray: \(flag) needs a non-empty icon name") }
                 if flag == "--icon" { icon = value } else { idleIcon = value }
             }
-            command = .tray(icon: icon, idleIcon: idleIcon)
+            command = .tray(icon: icon, idleIcon: idleIcon, progressRing: progressRing)
         default:
             throw UsageError(description: "unknown command '\(name)' (status, push, pop, run, watch, tray)")
         }
