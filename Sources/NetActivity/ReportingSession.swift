@@ -402,6 +402,7 @@ final class ReportingSession {
     /// service is started by the first call), and watchers get a fresh state.
     private func reconnected() {
         waitingForService = false
+        if serviceOwner != nil { reportedUnavailable = false }
         needsAttention.formUnion(activities.keys)
         if !observers.isEmpty {
             watchSignals()
