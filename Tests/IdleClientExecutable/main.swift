@@ -4,23 +4,24 @@ import Glibc
 #endif
 
 // An app that holds a client and does nothing, built against the core library alone: the
-// client-library RSS test measures it. It begins one activity (so the client's thread and bus
-// connection exist), or holds one push() with `push`, prints "ready" once the service has it, and idles until stdin closes.
+// client-library RSS and kill -9 tests run it. It begins one activity labelled "idle client"
+// (or, with `push`, holds one `push()`), prints "ready" and idles until killed. No Swift
+// concurrency of its own, so the client's thread is the only one besides main.
 let arguments = CommandLine.arguments
 guard arguments.count == 2 || arguments.count == 3 && arguments[2] == "push" else {
-    print("usage: na-idleclient BUS-ADDRESS [push]")
+    let usage = "usage: na-idleclient BUS-ADDRESS [push]\n"
+    _ = write(2, usage, usage.utf8.count)
     exit(2)
 }
 let client = NetActivityClient(bus: .address(arguments[1]))
-let activity = client.begin("idle client")
+var held: Activity?
 if arguments.count == 3 {
-    activity.end()
     client.push()
+} else {
+    held = client.begin("idle client")
 }
-await client.flush()
 let ready = "ready\n"
 _ = write(1, ready, ready.utf8.count)
-var byte: UInt8 = 0
-while read(0, &byte, 1) > 0 {}
-activity.end()
-await client.flush()
+withExtendedLifetime(held) {
+    while true { sleep(3600) }
+}
