@@ -69,6 +69,7 @@ final class ReportingSession {
     /// Bumped by every refresh, so replies to an abandoned one are ignored.
     private var refreshGeneration = 0
     private var watchingSignals = false
+    private var publishPending = false
 
     init(bus: BusAddress, loop: EventLoop, problems: @escaping @Sendable (String) -> Void) {
         self.bus = bus
@@ -444,8 +445,20 @@ final class ReportingSession {
             else { return false }
             changed = mirror?.interfacesRemoved(path: object, interfaces: names.compactMap(\.string)) ?? false
         }
-        if changed { publishMirror() }
+        if changed { publishSoon() }
         return false
+    }
+
+    /// Publishes once the messages that arrived together have all been applied: the service
+    /// announces an activity's progress and the overall `Progress` in separate signals, and a
+    /// watcher should not see one without the other when both were already here.
+    private func publishSoon() {
+        guard !publishPending else { return }
+        publishPending = true
+        loop.schedule(after: .zero) { [self] in
+            publishPending = false
+            publishMirror()
+        }
     }
 
     private func serviceAppeared(_ owner: String) {
