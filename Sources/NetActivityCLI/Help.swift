@@ -1,6 +1,7 @@
+import NetActivityContract
 /// The help texts, one per command.
 enum Help {
-    static let version = "0.1.0"
+    static let version = NetActivityBus.version
 
     static func text(for topic: String?) -> String {
         switch topic {
