@@ -88,11 +88,16 @@ struct Benchmark {
                 footprints.append((linkage(of: path), try Footprint.measure(service: path, on: bus, idleSeconds: nil)))
             }
         }
+        var scale: [ScaleFigures] = []
+        if options.wants("scale") {
+            progress("scale: 1 to 65,536 live activities")
+            scale = try Scale.measure(service: options.service, on: bus, seconds: options.scaleSeconds, wrapper: options.wrapper)
+        }
         progress("done")
 
         Report(
             cases: cases, figures: figures, serviceLatency: serviceLatency, floorLatency: floorLatency,
-            footprints: footprints, idleSeconds: options.idleSeconds
+            footprints: footprints, idleSeconds: options.idleSeconds, scale: scale
         ).print()
     }
 

@@ -14,9 +14,11 @@ struct Options {
     var warmupMilliseconds = 100
     var latencySamples = 200
     var idleSeconds = 5
+    /// Seconds of UpdateActivity calls per row of the scale table.
+    var scaleSeconds = 2
     /// Case names to run (all when empty): steady-seq, steady-seq-1cpu, steady-pipe, toggle-seq,
     /// toggle-seq-1cpu, toggle-pipe, begin-end-seq, begin-end-seq-1cpu, begin-end-pipe, latency,
-    /// footprint.
+    /// footprint, scale.
     var only: Set<String> = []
     /// A command (split at spaces) every contender runs under, e.g. valgrind for profiling.
     var wrapper: [String] = []
@@ -42,9 +44,10 @@ struct Options {
           --warmup-ms N           warm-up before each window (default 100)
           --latency-samples N     signal latency samples per contender and round (default 200)
           --idle-seconds N        idle observation (default 5)
+          --scale-seconds N       UpdateActivity calls per row of the scale table (default 2)
           --only A,B              run only these: steady-seq steady-seq-1cpu steady-pipe
                                   toggle-seq toggle-seq-1cpu toggle-pipe begin-end-seq
-                                  begin-end-seq-1cpu begin-end-pipe latency footprint
+                                  begin-end-seq-1cpu begin-end-pipe latency footprint scale
           --wrap COMMAND          run every contender under COMMAND, for profiling, e.g.
                                   --wrap "valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p"
           --verbose               print each window's calls, time and CPU on stderr
@@ -72,6 +75,7 @@ struct Options {
             case "--warmup-ms": options.warmupMilliseconds = number(argument, minimum: 0)
             case "--latency-samples": options.latencySamples = number(argument)
             case "--idle-seconds": options.idleSeconds = number(argument)
+            case "--scale-seconds": options.scaleSeconds = number(argument)
             case "--only": options.only = Set(value(argument).split(separator: ",").map(String.init))
             case "--verbose": options.verbose = true
             case "--wrap": options.wrapper = value(argument).split(separator: " ").map(String.init)

@@ -6,6 +6,7 @@ struct Report {
     let floorLatency: [LatencySample]
     let footprints: [(String, FootprintFigures)]
     let idleSeconds: Int
+    let scale: [ScaleFigures]
 
     func print() {
         var ratios: [String] = []
@@ -80,6 +81,33 @@ struct Report {
                     "idle for \(idleSeconds) s: \(switches) context switches, \(fixed(Double(cpu) / 1e3, 0)) µs CPU "
                         + "(goal 0)")
                 ratios.append("idle \(switches) switches \(fixed(Double(cpu) / 1e3, 0)) µs")
+            }
+        }
+        if let base = scale.first {
+            var table = Table([
+                "live activities", "connections", "begin all", "UpdateActivity/s", "ratio", "CPU µs/update", "CPU ratio",
+                "watcher bytes/update", "RSS", "GetManagedObjects", "release of 1,024",
+            ])
+            for row in scale {
+                table.add([
+                    String(row.live), String(row.connections), fixed(Double(row.beginNanoseconds) / 1e9, 2) + " s",
+                    fixed(row.updatesPerSecond, 0), fixed(row.updatesPerSecond / base.updatesPerSecond),
+                    fixed(row.cpuPerUpdate / 1e3, 1), fixed(row.cpuPerUpdate / base.cpuPerUpdate),
+                    fixed(row.bytesPerUpdate, 0), mebibytes(row.rss),
+                    fixed(Double(row.managedObjectsNanoseconds) / 1e6, 1) + " ms",
+                    row.releaseNanoseconds.map { fixed(Double($0) / 1e6, 1) + " ms" } ?? "–",
+                ])
+            }
+            say("")
+            say("Scale: UpdateActivity over every live activity in turn (256-byte labels, 32 in flight from each owner, one watcher of every signal; ratios against the 1-activity row)")
+            say(table.text)
+            say("goals at 65,536: ratio ≥ 0.8 and CPU ratio ≤ 1.25; under 1 KiB a watcher per update in every row; "
+                + "begin all < 15 s; RSS < 96 MiB; GetManagedObjects < 1 s; release < 100 ms")
+            if let last = scale.last {
+                ratios.append("scale-rate \(fixed(last.updatesPerSecond / base.updatesPerSecond))")
+                ratios.append("scale-cpu \(fixed(last.cpuPerUpdate / base.cpuPerUpdate))")
+                ratios.append("scale-bytes \(fixed(scale.map(\.bytesPerUpdate).max() ?? 0, 0))")
+                ratios.append("scale-rss \(mebibytes(last.rss))")
             }
         }
         say("")

@@ -90,6 +90,17 @@ public final class Message: @unchecked Sendable {
         return message
     }
 
+    /// The message's size on the wire, header and body, in bytes.
+    ///
+    /// The corresponding C function is `dbus_message_marshal`.
+    public var wireSize: Int {
+        var bytes: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        guard dbus_message_marshal(raw, &bytes, &length) != 0 else { return 0 }
+        dbus_free(bytes)
+        return Int(length)
+    }
+
     /// A new message with the same header and body, serial 0 and unlocked, so it can be sent
     /// again; libdbus copies the bytes instead of building them anew.
     ///

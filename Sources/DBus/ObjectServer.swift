@@ -124,8 +124,11 @@ public final class ObjectServer {
     public func emitPropertiesChanged(
         _ names: [MemberName], of interface: InterfaceName, at path: ObjectPath
     ) throws(BusError) {
-        let table = try table(at: path)
-        guard let own = table.interfaces.first(where: { $0.name == interface }) else {
+        // The object's own tables only: no dispatch table is built for a signal.
+        guard let interfaces = exported[path] ?? subtreeInterfaces(at: path) else {
+            throw BusError(.unknownObject, "no object at \(path)")
+        }
+        guard let own = interfaces.first(where: { $0.name == interface }) else {
             throw BusError(.unknownInterface, "object \(path) has no interface \(interface)")
         }
         var changed: [(MemberName, Value)] = []
