@@ -1,7 +1,5 @@
 /// The help texts, one per command.
 enum Help {
-    static let version = "0.1.0"
-
     static func text(for topic: String?) -> String {
         switch topic {
         case "status": status
@@ -28,6 +26,7 @@ enum Help {
           tray [--icon NAME] [--idle-icon NAME]
                                              show the indicator in the system tray
           help [COMMAND]                     show help for a command
+          version                            show the version
 
         Global options:
           --system          use the system bus
