@@ -115,7 +115,7 @@ bench: deps bench-deps
 		--product netactivityd
 	mkdir -p .build/bench
 	cc -O2 -Wall -o .build/bench/c-floor Benchmarks/floor/c-floor.c $$(pkg-config --cflags --libs dbus-1)
-	@echo "$$($(SWIFT) --version 2>&1 | head -1)"
+	@$(SWIFT) --version 2>&1 | sed -n 1p # not head: under pipefail its early exit would fail the recipe
 	bin=$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path); \
 	static=$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --scratch-path $(BENCH_STATIC_SCRATCH) --show-bin-path); \
 	"$$bin/netactivity-bench" --service "$$static/netactivityd" --compare-service "$$bin/netactivityd" \
