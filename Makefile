@@ -4,7 +4,7 @@
 #   make test                    install what is missing, build and run every test suite
 #   make install [PREFIX=...]    binary, D-Bus activation file, systemd user unit, interface XML
 #   make uninstall [PREFIX=...]
-#   make bench                   netactivityd against libdbus floors (README.md, "Benchmarks")
+#   make bench                   netactivityd against libdbus floors (docs/benchmarks.md)
 #   make install-autostart       start `netactivity tray` at login (~/.config/autostart)
 #
 # Variables: PREFIX (default ~/.local), DESTDIR (staged installs), SWIFT, SWIFT_BUILD_FLAGS,
@@ -32,8 +32,8 @@ SWIFT_BUILD_FLAGS ?=
 SWIFT_TEST_FLAGS ?= --no-parallel
 ARGS ?=
 BUS_NAME := io.github.netactivity.NetActivity1
-# netactivityd links the Swift runtime statically: about 7.7 MiB idle instead of 10.5 (README,
-# "Benchmarks"), and it runs without the toolchain installed.
+# netactivityd links the Swift runtime statically: about 7.7 MiB idle instead of 10.5 (docs/benchmarks.md)
+# and it runs without the toolchain installed.
 RELEASE_STATIC_SCRATCH := .build/static
 RELEASE_BINARY := $(RELEASE_STATIC_SCRATCH)/release/netactivityd
 RELEASE_CLI := .build/release/netactivity
