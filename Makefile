@@ -2,7 +2,8 @@
 #
 #   make run                     install what is missing, build release, run on the session bus
 #   make test                    install what is missing, build and run every test suite
-#   make install [PREFIX=...]    binary, D-Bus activation file, systemd user unit, interface XML
+#   make install [PREFIX=...]    binaries, D-Bus activation file, systemd user unit, interface XML,
+#                                man pages, shell completions, the tray's autostart entry
 #   make uninstall [PREFIX=...]
 #   make bench                   netactivityd against libdbus floors (docs/benchmarks.md)
 #   make install-autostart       start `netactivity tray` at login (~/.config/autostart)
@@ -23,6 +24,10 @@ dbusinterfacedir := $(datadir)/dbus-1/interfaces
 # systemd --user reads units from $(datadir)/systemd/user for ~/.local ($XDG_DATA_HOME),
 # /usr/local and /usr alike.
 systemduserunitdir := $(datadir)/systemd/user
+mandir := $(datadir)/man
+bashcompletiondir := $(datadir)/bash-completion/completions
+zshcompletiondir := $(datadir)/zsh/site-functions
+fishcompletiondir := $(datadir)/fish/vendor_completions.d
 
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
@@ -126,6 +131,8 @@ bench: deps bench-deps
 install: $(if $(NETACTIVITYD),,release)
 	install -d "$(DESTDIR)$(bindir)" "$(DESTDIR)$(dbusservicedir)" \
 		"$(DESTDIR)$(dbusinterfacedir)" "$(DESTDIR)$(systemduserunitdir)" "$(DESTDIR)$(datadir)/netactivity"
+	install -d "$(DESTDIR)$(mandir)/man1" "$(DESTDIR)$(mandir)/man8" "$(DESTDIR)$(bashcompletiondir)" \
+		"$(DESTDIR)$(zshcompletiondir)" "$(DESTDIR)$(fishcompletiondir)"
 	install -m 0755 "$(or $(NETACTIVITYD),$(RELEASE_BINARY))" "$(DESTDIR)$(bindir)/netactivityd"
 	if [ -x "$(NETACTIVITY)" ]; then install -m 0755 "$(NETACTIVITY)" "$(DESTDIR)$(bindir)/netactivity"; fi
 	sed -e 's|@bindir@|$(bindir)|g' -e 's|@datadir@|$(datadir)|g' \
@@ -135,6 +142,11 @@ install: $(if $(NETACTIVITYD),,release)
 	install -m 0644 dbus/$(BUS_NAME).xml "$(DESTDIR)$(dbusinterfacedir)/$(BUS_NAME).xml"
 	sed -e 's|@bindir@|$(bindir)|g' dbus/netactivity-tray.desktop.in \
 		> "$(DESTDIR)$(datadir)/netactivity/netactivity-tray.desktop"
+	install -m 0644 man/netactivity.1 "$(DESTDIR)$(mandir)/man1/netactivity.1"
+	install -m 0644 man/netactivityd.8 "$(DESTDIR)$(mandir)/man8/netactivityd.8"
+	install -m 0644 completions/netactivity.bash "$(DESTDIR)$(bashcompletiondir)/netactivity"
+	install -m 0644 completions/_netactivity "$(DESTDIR)$(zshcompletiondir)/_netactivity"
+	install -m 0644 completions/netactivity.fish "$(DESTDIR)$(fishcompletiondir)/netactivity.fish"
 	@echo "installed netactivityd in $(DESTDIR)$(PREFIX); D-Bus activation starts it on first use"
 
 uninstall:
@@ -142,7 +154,10 @@ uninstall:
 		"$(DESTDIR)$(dbusservicedir)/$(BUS_NAME).service" \
 		"$(DESTDIR)$(systemduserunitdir)/netactivityd.service" \
 		"$(DESTDIR)$(dbusinterfacedir)/$(BUS_NAME).xml" \
-		"$(DESTDIR)$(datadir)/netactivity/netactivity-tray.desktop"
+		"$(DESTDIR)$(datadir)/netactivity/netactivity-tray.desktop" \
+		"$(DESTDIR)$(mandir)/man1/netactivity.1" "$(DESTDIR)$(mandir)/man8/netactivityd.8" \
+		"$(DESTDIR)$(bashcompletiondir)/netactivity" "$(DESTDIR)$(zshcompletiondir)/_netactivity" \
+		"$(DESTDIR)$(fishcompletiondir)/netactivity.fish"
 	rmdir "$(DESTDIR)$(datadir)/netactivity" 2>/dev/null || true
 
 ## The tray's XDG autostart entry for the current user; run after `make install` (same PREFIX).
