@@ -5,6 +5,7 @@
 #   make install [PREFIX=...]    binaries, D-Bus activation file, systemd user unit, interface XML,
 #                                man pages, shell completions, the tray's autostart entry
 #   make uninstall [PREFIX=...]
+#   make deb                     netactivity_VERSION_ARCH.deb, statically linked (debian/)
 #   make bench                   netactivityd against libdbus floors (docs/benchmarks.md)
 #   make install-autostart       start `netactivity tray` at login (~/.config/autostart)
 #
@@ -51,7 +52,8 @@ NETACTIVITYD ?=
 # Likewise for the command line; by default the `netactivity` beside $(NETACTIVITYD).
 NETACTIVITY ?= $(if $(NETACTIVITYD),$(dir $(NETACTIVITYD))netactivity,$(RELEASE_CLI))
 
-.PHONY: all deps build release run test test-debug install uninstall install-autostart uninstall-autostart clean bench bench-deps
+.PHONY: all deps build release run test test-debug install uninstall install-autostart uninstall-autostart clean bench bench-deps \
+	deb deb-deps release-static test-deb
 
 all: build
 
@@ -75,7 +77,7 @@ run: deps release
 
 ## Every test pass, in order. Later passes (sanitizers, ...) are added to this list, each as
 ## its own target below with its own --scratch-path so the builds do not overwrite each other.
-TEST_PASSES := test-debug test-asan test-tsan
+TEST_PASSES := test-debug test-asan test-tsan test-deb
 
 test: $(TEST_PASSES)
 
@@ -169,6 +171,30 @@ install-autostart:
 
 uninstall-autostart:
 	rm -f "$${XDG_CONFIG_HOME:-$$HOME/.config}/autostart/netactivity-tray.desktop"
+
+# MARK: - Debian package
+
+## What `make deb` needs beyond `deps`: lintian, dpkg-dev (dpkg-shlibdeps) and libcurl's
+## development files (Foundation's networking, linked statically into netactivity, links it).
+deb-deps:
+	@scripts/install-deps.sh deb
+
+## Both programs with the Swift runtime linked statically, in one scratch path.
+release-static: deps deb-deps
+	$(SWIFT) build -c release -Xswiftc -static-stdlib $(SWIFT_BUILD_FLAGS) \
+		--scratch-path $(RELEASE_STATIC_SCRATCH) --product netactivityd
+	$(SWIFT) build -c release -Xswiftc -static-stdlib $(SWIFT_BUILD_FLAGS) \
+		--scratch-path $(RELEASE_STATIC_SCRATCH) --product netactivity
+
+## netactivity_VERSION_ARCH.deb in this directory, staged by `make install` under .build/deb.
+deb: release-static
+	scripts/build-deb.sh $(RELEASE_STATIC_SCRATCH)/release .
+
+## Builds the package and checks it: dpkg-deb --info/--contents, lintian, and the unpacked
+## netactivityd --version. A make target, not a Swift test: `swift build` inside `swift test`
+## would wait for SwiftPM's lock forever (see NETACTIVITYD above).
+test-deb: deb
+	scripts/check-deb.sh $$(scripts/build-deb.sh --name $(RELEASE_STATIC_SCRATCH)/release)
 
 clean:
 	rm -rf .build
