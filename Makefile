@@ -5,7 +5,8 @@
 #   make install [PREFIX=...]    binaries, D-Bus activation file, systemd user unit, interface XML,
 #                                man pages, shell completions, the tray's autostart entry
 #   make uninstall [PREFIX=...]
-#   make deb                     netactivity_VERSION_ARCH.deb, statically linked (debian/)
+#   make deb                     netactivity_VERSION_ARCH.deb, statically linked (debian/);
+#                                make test-deb checks it (part of make test)
 #   make bench                   netactivityd against libdbus floors (docs/benchmarks.md)
 #   make install-autostart       start `netactivity tray` at login (~/.config/autostart)
 #
