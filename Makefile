@@ -173,6 +173,48 @@ install-autostart:
 uninstall-autostart:
 	rm -f "$${XDG_CONFIG_HOME:-$$HOME/.config}/autostart/netactivity-tray.desktop"
 
+# MARK: - System bus
+
+## `netactivityd --system` for system daemons (docs/system-bus.md): binary, bus policy, system
+## activation file, sandboxed system unit, interface XML. PREFIX defaults to /usr here, not
+## ~/.local: the system bus reads policies only from /usr/share/dbus-1/system.d and
+## /etc/dbus-1/system.d (set SYSTEM_POLICY_DIR=/etc/dbus-1/system.d for another PREFIX).
+## DESTDIR and NETACTIVITYD work as for `install`.
+SYSTEM_PREFIX := $(if $(filter command line environment override,$(origin PREFIX)),$(PREFIX),/usr)
+system_bindir := $(SYSTEM_PREFIX)/bin
+system_datadir := $(SYSTEM_PREFIX)/share
+SYSTEM_POLICY_DIR ?= $(system_datadir)/dbus-1/system.d
+dbussystemservicedir := $(system_datadir)/dbus-1/system-services
+systemdsystemunitdir := $(SYSTEM_PREFIX)/lib/systemd/system
+SYSTEM_UNIT := netactivityd-system.service
+
+.PHONY: install-system uninstall-system
+
+install-system: $(if $(NETACTIVITYD),,release)
+	install -d "$(DESTDIR)$(system_bindir)" "$(DESTDIR)$(SYSTEM_POLICY_DIR)" "$(DESTDIR)$(dbussystemservicedir)" \
+		"$(DESTDIR)$(systemdsystemunitdir)" "$(DESTDIR)$(system_datadir)/dbus-1/interfaces"
+	install -m 0755 "$(or $(NETACTIVITYD),$(RELEASE_BINARY))" "$(DESTDIR)$(system_bindir)/netactivityd"
+	install -m 0644 dbus/$(BUS_NAME).conf "$(DESTDIR)$(SYSTEM_POLICY_DIR)/$(BUS_NAME).conf"
+	sed -e 's|@bindir@|$(system_bindir)|g' -e 's|@datadir@|$(system_datadir)|g' \
+		dbus/$(BUS_NAME).system-service.in > "$(DESTDIR)$(dbussystemservicedir)/$(BUS_NAME).service"
+	sed -e 's|@bindir@|$(system_bindir)|g' -e 's|@datadir@|$(system_datadir)|g' \
+		dbus/$(SYSTEM_UNIT).in > "$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_UNIT)"
+	chmod 0644 "$(DESTDIR)$(dbussystemservicedir)/$(BUS_NAME).service" "$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_UNIT)"
+	install -m 0644 dbus/$(BUS_NAME).xml "$(DESTDIR)$(system_datadir)/dbus-1/interfaces/$(BUS_NAME).xml"
+	@echo "installed netactivityd for the system bus in $(DESTDIR)$(SYSTEM_PREFIX); as root, run" \
+		"\`systemctl daemon-reload\` and \`systemctl reload dbus\`: D-Bus activation starts it on first use"
+
+## Leaves the binary and interface XML while a session install (`make install`) at the same
+## PREFIX still uses them.
+uninstall-system:
+	rm -f "$(DESTDIR)$(SYSTEM_POLICY_DIR)/$(BUS_NAME).conf" \
+		"$(DESTDIR)$(dbussystemservicedir)/$(BUS_NAME).service" \
+		"$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_UNIT)"
+	if [ ! -e "$(DESTDIR)$(system_datadir)/dbus-1/services/$(BUS_NAME).service" ]; then \
+		rm -f "$(DESTDIR)$(system_bindir)/netactivityd" \
+			"$(DESTDIR)$(system_datadir)/dbus-1/interfaces/$(BUS_NAME).xml"; \
+	fi
+
 # MARK: - Debian package
 
 ## What `make deb` needs beyond `deps`: lintian, dpkg-dev (dpkg-shlibdeps) and libcurl's

@@ -7,6 +7,7 @@ let package = Package(
         .executable(name: "netactivityd", targets: ["netactivityd"]),
         .executable(name: "netactivity", targets: ["netactivity"]),
         .library(name: "NetActivity", targets: ["NetActivity"]),
+        .library(name: "NetActivityURLSession", targets: ["NetActivityURLSession"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "NetActivityModel", targets: ["NetActivityModel"]),
     ],
@@ -26,8 +27,14 @@ let package = Package(
         // Binds the model to the bus as io.github.netactivity.NetActivity1.
         .target(name: "NetActivityService", dependencies: ["DBus", "NetActivityModel", "NetActivityContract"]),
         .executableTarget(name: "netactivityd", dependencies: ["NetActivityService"]),
-        // The client library apps import to report and watch network activity.
+        // The client library apps import to report and watch network activity; no Foundation.
         .target(name: "NetActivity", dependencies: ["DBus", "NetActivityContract"]),
+        // URLSession transfers and sessions tracked by the client library (Foundation, libcurl).
+        .target(name: "NetActivityURLSession", dependencies: ["NetActivity"]),
+        // The seed's NetworkActivityCenter sample made real: `swift run DownloadCenter`.
+        .executableTarget(name: "DownloadCenter", dependencies: ["NetActivityURLSession"], path: "Examples/DownloadCenter"),
+        // An app that holds a client and idles, built against NetActivity alone (RSS test).
+        .executableTarget(name: "na-idleclient", dependencies: ["NetActivity"], path: "Tests/IdleClientExecutable"),
         // `netactivity tray`: a StatusNotifierItem that follows Visible.
         .target(name: "NetActivityTray", dependencies: ["NetActivity", "NetActivityContract", "DBus"]),
         // The `netactivity` command line: status, push/pop, run, watch, tray.
@@ -51,8 +58,8 @@ let package = Package(
         .testTarget(
             name: "NetActivityClientTests",
             dependencies: [
-                "NetActivity", "NetActivityCLI", "NetActivityContract", "DBus", "BusTestSupport",
-                "netactivityd", "netactivity",
+                "NetActivity", "NetActivityURLSession", "NetActivityCLI", "NetActivityContract", "DBus",
+                "BusTestSupport", "netactivityd", "netactivity", "na-idleclient",
             ]
         ),
         .testTarget(

@@ -131,6 +131,11 @@ public final class Connection: @unchecked Sendable {
         return Message(consuming: reply)
     }
 
+    /// How many bytes of messages are queued for sending and not yet written to the socket.
+    ///
+    /// The corresponding C function is `dbus_connection_get_outgoing_size`.
+    public var outgoingBytes: Int { Int(dbus_connection_get_outgoing_size(raw)) }
+
     /// Writes out everything queued, blocking until it is written.
     public func flush() {
         dbus_connection_flush(raw)

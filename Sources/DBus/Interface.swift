@@ -45,6 +45,9 @@ public struct Method {
     /// Answers the call with the output values, or throws a `BusError` that becomes the error
     /// reply. Any other error becomes `org.freedesktop.DBus.Error.Failed`.
     public var handler: (borrowing MethodCall) throws -> [Value]
+    /// Set for a method whose reply is too large to build as values first: it writes the
+    /// reply's body itself, and `handler` is not used.
+    var replyWriter: ((borrowing MethodCall, inout ReplyWriter) throws -> Void)?
 
     public init(
         _ name: MemberName, inputs: [Argument] = [], outputs: [Argument] = [],
@@ -54,6 +57,15 @@ public struct Method {
         self.inputs = inputs
         self.outputs = outputs
         self.handler = handler
+    }
+
+    /// A method that writes its reply's body value by value (see `ReplyWriter`).
+    public init(
+        _ name: MemberName, inputs: [Argument] = [], outputs: [Argument] = [],
+        writingReply: @escaping (borrowing MethodCall, inout ReplyWriter) throws -> Void
+    ) {
+        self.init(name, inputs: inputs, outputs: outputs) { _ in [] }
+        replyWriter = writingReply
     }
 
     /// The signature a call must have.

@@ -66,6 +66,13 @@ public struct ObjectPath: ValidatedName {
     /// The path's elements: `/a/b` gives `["a", "b"]`, `/` gives `[]`.
     public var elements: [Substring] { rawValue.split(separator: "/") }
 
+    /// The path one level up and this path's last element; nil for `/`.
+    public var parentAndName: (parent: ObjectPath, name: Substring)? {
+        guard let slash = rawValue.lastIndex(of: "/"), rawValue != "/" else { return nil }
+        let parent = slash == rawValue.startIndex ? "/" : String(rawValue[..<slash])
+        return (ObjectPath(unchecked: parent), rawValue[rawValue.index(after: slash)...])
+    }
+
     /// Whether `self` lies strictly below `ancestor`.
     public func isDescendant(of ancestor: ObjectPath) -> Bool {
         if ancestor == .root { return self != .root }

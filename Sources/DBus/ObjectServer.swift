@@ -17,6 +17,12 @@ public final class ObjectServer {
     // Each exported object's interfaces with the standard ones appended, indexed once at
     // export: dispatch is then a few dictionary lookups, with nothing rebuilt per call.
     private var objects: [ObjectPath: DispatchTable] = [:]
+    // Each exported object's own interfaces, without the standard ones.
+    private var exported: [ObjectPath: [Interface]] = [:]
+    // Families of objects looked up when a call arrives, each below its own path.
+    var subtrees: [ObjectPath: Subtree] = [:]
+    // Objects that are an org.freedesktop.DBus.ObjectManager for everything below them.
+    var managers: Set<ObjectPath> = []
     // The object the last call went to: most calls go to the same one, found by one strcmp.
     // Read for every call and only assigned, never held across a call: exclusivity unchecked.
     @exclusivity(unchecked) private var lastCalled: (path: CName, table: DispatchTable)?
@@ -61,17 +67,42 @@ public final class ObjectServer {
         connection.removeFilter(handlerID)
     }
 
-    /// Exports `interfaces` at `path`, replacing what was there.
-    public func export(_ interfaces: [Interface], at path: ObjectPath) {
-        objects[path] = DispatchTable(
-            interfaces + [propertiesInterface(interfaces), introspectableInterface(path), peerInterface])
+    /// Exports `interfaces` at `path`, replacing what was there. With `managingObjects`, the
+    /// object is also an `org.freedesktop.DBus.ObjectManager` for every object below it.
+    public func export(_ interfaces: [Interface], at path: ObjectPath, managingObjects: Bool = false) {
+        if managingObjects { managers.insert(path) } else { managers.remove(path) }
+        objects[path] = DispatchTable(interfaces + standardInterfaces(interfaces, at: path))
+        exported[path] = interfaces
         lastCalled = nil
     }
 
     /// Removes the object at `path`.
     public func unexport(_ path: ObjectPath) {
         objects[path] = nil
+        exported[path] = nil
+        managers.remove(path)
         lastCalled = nil
+    }
+
+    /// Exports a family of objects, one level below `prefix`, that come and go at run time
+    /// without being exported one by one (sd-bus's fallback vtables): a call to
+    /// `prefix/NAME` finds its object through `subtree` when it arrives, and one to a name
+    /// the subtree does not know gets `UnknownObject`.
+    public func exportSubtree(_ subtree: Subtree, under prefix: ObjectPath) {
+        subtrees[prefix] = subtree
+    }
+
+    /// The paths of the exported objects (not those of subtrees).
+    var exportedPaths: Dictionary<ObjectPath, [Interface]>.Keys { exported.keys }
+
+    /// The own interfaces of the exported object at `path`.
+    func exportedInterfaces(at path: ObjectPath) -> [Interface]? { exported[path] }
+
+    /// The standard interfaces every object at `path` with `own` interfaces answers too.
+    private func standardInterfaces(_ own: [Interface], at path: ObjectPath) -> [Interface] {
+        var standard = [propertiesInterface(own), introspectableInterface(path), peerInterface]
+        if managers.contains(path) { standard.append(objectManagerInterface(at: path)) }
+        return standard
     }
 
     // MARK: - Signals
@@ -81,6 +112,35 @@ public final class ObjectServer {
         _ member: MemberName, interface: InterfaceName, at path: ObjectPath, arguments: [Value] = []
     ) throws(BusError) {
         try connection.send(.signal(path: path, interface: interface, member: member, arguments: arguments))
+    }
+
+    /// Emits `org.freedesktop.DBus.Properties.PropertiesChanged` for the properties `names` of
+    /// `interface` at `path`, their values read through the interface table's getters at
+    /// once: a property that `invalidates` goes in the invalidated list, a `const` one or one
+    /// whose changes are not announced is left out. Does nothing when none is left.
+    ///
+    /// - Throws: `UnknownObject`, `UnknownInterface` or `UnknownProperty` for a name the
+    ///   object does not have; a send failure.
+    public func emitPropertiesChanged(
+        _ names: [MemberName], of interface: InterfaceName, at path: ObjectPath
+    ) throws(BusError) {
+        let table = try table(at: path)
+        guard let own = table.interfaces.first(where: { $0.name == interface }) else {
+            throw BusError(.unknownInterface, "object \(path) has no interface \(interface)")
+        }
+        var changed: [(MemberName, Value)] = []
+        var invalidated: [MemberName] = []
+        for name in names {
+            guard let property = own.properties.first(where: { $0.name == name }) else {
+                throw BusError(.unknownProperty, "interface \(interface) has no property \(name)")
+            }
+            switch property.changeSignal {
+            case .emitsValue: changed.append((name, property.get()))
+            case .invalidates: invalidated.append(name)
+            case .constant, .none: break
+            }
+        }
+        try emitPropertiesChanged(interface: interface, at: path, changed: changed, invalidated: invalidated)
     }
 
     /// Emits `org.freedesktop.DBus.Properties.PropertiesChanged` with the given new values, in
@@ -120,7 +180,12 @@ public final class ObjectServer {
         let wantsReply = dbus_message_get_no_reply(call) == 0
         let reply: Message?
         do {
-            let values = try dispatch(call)
+            let values: [Value]
+            do {
+                values = try dispatch(call)
+            } catch is ReplyWritten {
+                return
+            }
             guard wantsReply else { return }
             if values.isEmpty {
                 try emptyReplies.send(to: call, on: connection)
@@ -169,8 +234,17 @@ public final class ObjectServer {
                     + "got '\(signature.map { String(cString: $0) } ?? "")'")
         }
         let arguments = try Message.arguments(of: call, count: method.argumentCount)
+        if let writer = method.method.replyWriter {
+            try ReplyWriter.sendReply(to: call, on: connection) { (reply) throws in
+                try writer(MethodCall(raw: call, arguments: arguments, senders: senders), &reply)
+            }
+            throw ReplyWritten()
+        }
         return try method.handler(MethodCall(raw: call, arguments: arguments, senders: senders))
     }
+
+    /// Thrown once a method has sent its own reply: there is nothing left to send.
+    private struct ReplyWritten: Error {}
 
     /// The dispatch table for a call to `rawPath`.
     private func table(at rawPath: UnsafePointer<CChar>) throws(BusError) -> DispatchTable {
@@ -185,11 +259,28 @@ public final class ObjectServer {
     /// ones, or just `Introspectable` and `Peer` for a node above an exported object.
     private func table(at path: ObjectPath) throws(BusError) -> DispatchTable {
         if let table = objects[path] { return table }
-        guard objects.keys.contains(where: { $0.isDescendant(of: path) }) else {
+        if let own = subtreeInterfaces(at: path) {
+            return DispatchTable(own + standardInterfaces(own, at: path))
+        }
+        guard hasDescendants(path) else {
             throw BusError(.unknownObject, "no object at \(path)")
         }
         // Nodes above objects answer only Introspect and Ping: rare enough to build on demand.
         return DispatchTable([introspectableInterface(path), peerInterface])
+    }
+
+    /// The own interfaces of a subtree's object at `path`; nil if no subtree has one there.
+    func subtreeInterfaces(at path: ObjectPath) -> [Interface]? {
+        guard let (prefix, name) = path.parentAndName, let subtree = subtrees[prefix] else { return nil }
+        return subtree.interfaces(name)
+    }
+
+    /// Whether any object lives below `path`.
+    private func hasDescendants(_ path: ObjectPath) -> Bool {
+        objects.keys.contains { $0.isDescendant(of: path) }
+            || subtrees.contains { prefix, subtree in
+                (prefix == path || prefix.isDescendant(of: path)) && !subtree.isEmpty()
+            }
     }
 
     /// The interfaces answering at `path`, standard ones included.
@@ -203,6 +294,13 @@ public final class ObjectServer {
         var names = Set<String>()
         for exported in objects.keys where exported.isDescendant(of: path) {
             names.insert(String(exported.elements[depth]))
+        }
+        for (prefix, subtree) in subtrees where prefix.isDescendant(of: path) && !subtree.isEmpty() {
+            names.insert(String(prefix.elements[depth]))
+        }
+        if let subtree = subtrees[path] {
+            // Numbers sort as numbers, the way a reader expects `busctl tree` to list them.
+            return names.sorted() + subtree.names().sorted { ($0.count, $0) < ($1.count, $1) }
         }
         return names.sorted()
     }

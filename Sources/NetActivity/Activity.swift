@@ -3,15 +3,20 @@ import Synchronization
 /// A tracked activity: one connection, download or sync that the indicator counts while it
 /// lives.
 ///
-/// `report(completed:total:)` and `end()` never block and are safe from any thread. Ending
-/// twice is harmless, and an activity released without `end()` ends itself. If the app
-/// crashes, the service ends it when the app's bus connection goes away.
+/// `report(completed:total:)` and `end()` never block and are safe from any thread. Reports are
+/// coalesced: however often the app reports, the service gets at most one `UpdateActivity` in
+/// flight (and at most about 40 a second) for this activity, always with the latest value, and
+/// none after `end()`. Ending twice is harmless, and an activity released without `end()` ends
+/// itself. If the app crashes, the service ends it when the app's bus connection goes away.
 public final class Activity: Sendable {
     /// The label the indicator shows, e.g. "Sync feeds" or "example.com/file.iso".
     public let label: String
     let localID: Int
     private let session: SessionHandle?
     private let ended = Atomic<Bool>(false)
+    /// The latest report, and whether a hand-over to the loop thread is already on its way (so
+    /// a tight loop of reports posts one piece of work, not one each).
+    private let latest = Mutex<(completed: UInt64, total: UInt64, posted: Bool)>((0, 0, false))
 
     init(label: String, localID: Int, session: SessionHandle?) {
         self.label = label
@@ -28,7 +33,25 @@ public final class Activity: Sendable {
     public func report(completed: UInt64, total: UInt64) {
         guard !ended.load(ordering: .relaxed) else { return }
         let completed = total > 0 ? min(completed, total) : completed
-        session?.perform { [localID] in $0.update(localID, completed: completed, total: total) }
+        let post = latest.withLock { state in
+            state.completed = completed
+            state.total = total
+            defer { state.posted = true }
+            return !state.posted
+        }
+        guard post, let session else { return }
+        session.perform { [self] in
+            let (completed, total) = latest.withLock { state in
+                state.posted = false
+                return (state.completed, state.total)
+            }
+            $0.update(localID, completed: completed, total: total)
+        }
+    }
+
+    /// The last progress reported: `(completed, total)`.
+    public var progress: (completed: UInt64, total: UInt64) {
+        latest.withLock { ($0.completed, $0.total) }
     }
 
     /// Ends the activity. Later calls, and `report` after it, do nothing.

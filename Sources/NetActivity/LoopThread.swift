@@ -1,17 +1,33 @@
 import DBus
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// An `EventLoop` running on a thread of its own, where the library does all its bus work so
 /// that the app's threads never wait on the bus.
+///
+/// A plain POSIX thread: the core library links nothing from Foundation.
 final class LoopThread: Sendable {
     let loop: EventLoop
 
     init() throws(BusError) {
         let loop = try EventLoop()
         self.loop = loop
-        let thread = Thread { loop.run() }
-        thread.name = "NetActivity bus"
-        thread.start()
+        let context = Unmanaged.passRetained(loop).toOpaque()
+        var thread = pthread_t()
+        let started = pthread_create(&thread, nil, { context in
+            guard let context else { return nil }
+            let loop = Unmanaged<EventLoop>.fromOpaque(context).takeRetainedValue()
+            loop.run()
+            return nil
+        }, context)
+        guard started == 0 else {
+            Unmanaged<EventLoop>.fromOpaque(context).release()
+            throw BusError(.noMemory, "cannot start the library's bus thread (error \(started))")
+        }
+        pthread_detach(thread)
     }
 
     /// Runs `work` on the loop thread.

@@ -1,6 +1,7 @@
 @_exported import struct NetActivityContract.ActivityInfo
 @_exported import struct NetActivityContract.IndicatorSnapshot
 import DBus
+import NetActivityContract
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -42,6 +43,8 @@ public final class NetActivityClient: Sendable {
     private let handle: SessionHandle?
     private let nextLocalID = Atomic<Int>(0)
     private let problems: @Sendable (String) -> Void
+    /// The activities behind `push()`, the most recent last.
+    private let pushes = Mutex<[Activity]>([])
 
     /// A client for the session bus, created on first use.
     public static let shared = NetActivityClient()
@@ -66,33 +69,79 @@ public final class NetActivityClient: Sendable {
         }
     }
 
-    // MARK: - Shared counter
+    // MARK: - Push and pop
 
-    /// Adds one to the shared counter (a connection started). Balance with `pop()`.
+    /// Says a connection of the app's own started: the indicator counts it until the matching
+    /// `pop()`. Balance with `pop()`.
+    ///
+    /// Backed by a tracked activity labelled "push" that this client's bus connection owns, so
+    /// an app that dies (crash, `kill -9`) while holding pushes leaves nothing behind: the
+    /// service ends them the moment the app's connection goes. (The command line's
+    /// `netactivity push`/`pop` work the service's shared counter instead, which outlives the
+    /// process that pushed, as a script needs.)
     public func push() {
-        handle?.perform { $0.push() }
+        let activity = begin(Self.pushLabel)
+        pushes.withLock { $0.append(activity) }
     }
 
-    /// Takes one from the shared counter (a connection ended).
+    /// Ends the most recent `push()` still held. A `pop()` without one is reported to
+    /// `problems` and changes nothing.
     public func pop() {
-        handle?.perform { $0.pop() }
+        guard let activity = pushes.withLock({ $0.popLast() }) else {
+            problems("pop() without a matching push(); ignored")
+            return
+        }
+        activity.end()
     }
+
+    /// The label of the activities behind `push()`.
+    public static let pushLabel = "push"
 
     // MARK: - Tracked activities
 
     /// Begins a tracked activity labelled `label`. The indicator counts it until `end()` (or
     /// until the returned object is released, or the app exits).
+    /// A label longer than the service accepts (`maximumLabelBytes`) is cut to fit, on a
+    /// character boundary.
     public func begin(_ label: String) -> Activity {
+        let label = Self.fitted(label)
         let localID = nextLocalID.add(1, ordering: .relaxed).newValue
         handle?.perform { $0.begin(localID, label: label) }
         guard let handle else { return Activity(label: label, localID: localID, session: nil) }
         return Activity(label: label, localID: localID, session: handle)
     }
 
+    /// The longest label the service accepts, in UTF-8 bytes.
+    public static let maximumLabelBytes = NetActivityBus.Limits.labelBytes
+
+    /// `label`, cut on a character boundary to at most `maximumLabelBytes`.
+    public static func fitted(_ label: String) -> String {
+        guard label.utf8.count > maximumLabelBytes else { return label }
+        var text = ""
+        for character in label {
+            guard text.utf8.count + character.utf8.count <= maximumLabelBytes else { break }
+            text.append(character)
+        }
+        return text
+    }
+
     /// Runs `body` while holding an activity labelled `label`; the activity ends when `body`
     /// returns or throws, and as soon as the task is cancelled.
+    ///
+    /// Callable from any actor: `body` runs on the caller's actor (`isolation`), so a
+    /// `@MainActor` view model can call it and touch its own state inside `body`.
+    ///
+    ///     @MainActor final class Feeds {
+    ///         var items: [String] = []
+    ///         func refresh() async throws {
+    ///             try await NetActivityClient.shared.tracking("Sync feeds") { activity in
+    ///                 items = try await fetchItems()
+    ///             }
+    ///         }
+    ///     }
     public func tracking<Result>(
-        _ label: String, _ body: (Activity) async throws -> Result
+        _ label: String, isolation: isolated (any Actor)? = #isolation,
+        _ body: (Activity) async throws -> Result
     ) async rethrows -> Result {
         let activity = begin(label)
         defer { activity.end() }

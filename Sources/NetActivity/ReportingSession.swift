@@ -3,11 +3,11 @@ import NetActivityContract
 
 /// What one app has told the indicator, and the work of keeping the service in step with it.
 ///
-/// Confined to the library's loop thread. The app's view (its outstanding pushes, its live
-/// activities with label and last progress) is the truth; the service's view is brought in
-/// line by `reconcile()`, which runs after every change, reply and service restart. Each reply
-/// names the service instance (unique name) that answered, so after a restart the session
-/// knows exactly what the new instance holds and re-asserts the rest.
+/// Confined to the library's loop thread. The app's view (its live activities with label and
+/// last progress) is the truth; the service's view is brought in line by `reconcile()`, which
+/// runs after every change, reply and service restart. Each reply names the service instance
+/// (unique name) that answered, so after a restart the session knows exactly what the new
+/// instance holds and re-asserts the rest.
 final class ReportingSession {
     private struct Tracked {
         var label: String
@@ -16,15 +16,29 @@ final class ReportingSession {
         /// The service's id, and the instance that holds it.
         var remote: (id: UInt32, owner: String)?
         var beginInFlight = false
+        /// Progress the service has not been sent yet.
         var progressDirty = false
+        /// An `UpdateActivity` is on its way: the next waits for its reply.
+        var updateInFlight = false
+        var lastUpdate: ContinuousClock.Instant?
+        /// Set while an update waits out `minimumUpdateSpacing`.
+        var updateTimer: EventLoop.TimerID?
         var ended = false
         /// The service refused it for good (e.g. LimitsExceeded); it stays local only.
         var refused = false
     }
 
+    /// The least time between two `UpdateActivity` calls for one activity. The service merges
+    /// progress over its own 50 ms throttle window anyway; more calls would only cost.
+    static let minimumUpdateSpacing: Duration = .milliseconds(25)
+    /// The first wait before trying the bus again, doubled after each failure up to the maximum.
+    static let firstRetryDelay: Duration = .milliseconds(250)
+    static let maximumRetryDelay: Duration = .seconds(30)
+
     private let bus: BusAddress
     private let loop: EventLoop
     private let problems: @Sendable (String) -> Void
+    private let clock = ContinuousClock()
 
     private var connection: Connection?
     /// The service instance (unique name) that holds this app's state; every activity is
@@ -34,23 +48,28 @@ final class ReportingSession {
     }
     /// True after a call found no service: nothing is re-sent until the service appears.
     private var waitingForService = false
+    /// One line to `problems` per outage: reset when the service is back.
     private var reportedUnavailable = false
     private var closed = false
+    private var retryTimer: EventLoop.TimerID?
+    private var retryDelay = ReportingSession.firstRetryDelay
 
-    private var outstandingPushes = 0
-    private var pushesHeld: [String: Int] = [:]
-    private var counterCallsInFlight = 0
     private var activities: [Int: Tracked] = [:]
     /// Activities whose state changed since `reconcile()` last looked at them, so a change to
     /// one of many live activities costs one, not all.
     private var needsAttention: Set<Int> = []
     private var callsInFlight = 0
+    /// Updates waiting out their spacing: `flush()` waits for them too.
+    private var spacedUpdates = 0
     private var flushWaiters: [@Sendable () -> Void] = []
 
     private var observers: [Int: AsyncStream<IndicatorSnapshot>.Continuation] = [:]
-    private var snapshot: IndicatorSnapshot?
-    private var snapshotRequested = false
-    private var watchingProperties = false
+    private var mirror: IndicatorMirror?
+    private var published: IndicatorSnapshot?
+    /// Bumped by every refresh, so replies to an abandoned one are ignored.
+    private var refreshGeneration = 0
+    private var watchingSignals = false
+    private var publishPending = false
 
     init(bus: BusAddress, loop: EventLoop, problems: @escaping @Sendable (String) -> Void) {
         self.bus = bus
@@ -59,26 +78,6 @@ final class ReportingSession {
     }
 
     // MARK: - What the app says
-
-    func push() {
-        outstandingPushes += 1
-        reconcile()
-    }
-
-    func pop() {
-        guard outstandingPushes > 0 else {
-            // More pops than pushes: pass it through, so the shared counter behaves as the
-            // service's own Pop would (NotActive is reported).
-            call("Pop") { [self] result in
-                if case .failure(let error) = result, !Self.meansUnavailable(error) {
-                    problems("Pop failed: \(error.message)")
-                }
-            }
-            return
-        }
-        outstandingPushes -= 1
-        reconcile()
-    }
 
     func begin(_ localID: Int, label: String) {
         activities[localID] = Tracked(label: label)
@@ -113,6 +112,7 @@ final class ReportingSession {
         closed = true
         for observer in observers.values { observer.finish() }
         observers.removeAll()
+        if let retryTimer { loop.cancel(retryTimer) }
         if let connection { loop.detach(connection) }
         connection = nil
         resumeFlushWaiters()
@@ -126,55 +126,89 @@ final class ReportingSession {
             return
         }
         observers[id] = continuation
-        watchProperties()
-        if let snapshot {
-            continuation.yield(snapshot)
-        } else {
-            refreshSnapshot()
+        if let published {
+            continuation.yield(published)
+        } else if connect() == nil {
+            continuation.yield(.unavailable)
         }
+        watchSignals()
+        if mirror == nil { refreshSnapshot() }
     }
 
     func removeObserver(_ id: Int) {
         observers[id] = nil
         // Nobody keeps the snapshot current once the last observer is gone: the next one asks afresh.
-        if observers.isEmpty { snapshot = nil }
+        if observers.isEmpty {
+            mirror = nil
+            published = nil
+            refreshGeneration += 1
+        }
     }
 
-    /// Subscribes to the service's property changes, once, when the first observer arrives:
-    /// an app that only reports never wakes up for them.
-    private func watchProperties() {
-        guard !watchingProperties, let connection = connect() else { return }
+    /// Subscribes to the service's changes, once per connection, when the first observer
+    /// arrives: an app that only reports never wakes up for them. Property changes of the main
+    /// object and of every activity object (`path_namespace`), and the ObjectManager's
+    /// InterfacesAdded/InterfacesRemoved.
+    private func watchSignals() {
+        guard !watchingSignals, !observers.isEmpty, let connection = connect() else { return }
         do {
+            let sender = "type='signal',sender='\(NetActivityBus.name)'"
             try connection.addMatch(
-                "type='signal',sender='\(NetActivityBus.name)',interface='org.freedesktop.DBus.Properties',"
-                    + "member='PropertiesChanged',path='\(NetActivityBus.path)'")
-            watchingProperties = true
+                sender + ",interface='\(InterfaceName.properties)',member='PropertiesChanged',"
+                    + "path_namespace='\(NetActivityBus.path)'")
+            try connection.addMatch(
+                sender + ",interface='\(InterfaceName.objectManager)',path='\(NetActivityBus.path)'")
+            watchingSignals = true
         } catch {
             problems("cannot watch the indicator: \(error.message)")
         }
     }
 
     private func publish(_ new: IndicatorSnapshot) {
-        guard new != snapshot else { return }
-        snapshot = new
+        guard new != published else { return }
+        published = new
         for observer in observers.values { observer.yield(new) }
     }
 
+    private func publishMirror() {
+        if let mirror, mirror.isComplete { publish(mirror.snapshot) }
+    }
+
+    /// Rebuilds the state from `GetManagedObjects` and `GetAll`, sent in that order so the
+    /// replies come in that order too. A service without activity objects is followed through
+    /// its `Activities` property.
     private func refreshSnapshot() {
-        guard !snapshotRequested, connect() != nil else {
-            if connection == nil { publish(.unavailable) }
+        guard !observers.isEmpty else { return }
+        refreshGeneration += 1
+        let generation = refreshGeneration
+        mirror = IndicatorMirror()
+        guard connect() != nil else {
+            mirror = nil
+            publish(.unavailable)
             return
         }
-        snapshotRequested = true
-        call("GetAll", [.string(NetActivityBus.interface.rawValue)], interface: .properties, isReport: false) {
-            [self] result in
-            snapshotRequested = false
+        call(.getManagedObjects, interface: .objectManager, isReport: false) { [self] result in
+            guard generation == refreshGeneration, mirror != nil else { return }
             switch result {
             case .success(let reply):
-                var fresh = IndicatorSnapshot()
-                fresh.apply((try? reply.arguments())?.first?.stringKeyedEntries ?? [:])
-                publish(fresh)
+                mirror?.loadObjects((try? reply.arguments())?.first ?? .array(element: "v", []))
+            case .failure(let error) where Self.meansUnavailable(error):
+                mirror = nil
+                publish(.unavailable)
             case .failure:
+                mirror?.useActivitiesProperty()
+            }
+            publishMirror()
+        }
+        call(.getAll, [.string(NetActivityBus.interface.rawValue)], interface: .properties, isReport: false) {
+            [self] result in
+            guard generation == refreshGeneration, mirror != nil else { return }
+            switch result {
+            case .success(let reply):
+                mirror?.loadMain((try? reply.arguments())?.first?.stringKeyedEntries ?? [:])
+                publishMirror()
+            case .failure:
+                mirror = nil
                 publish(.unavailable)
             }
         }
@@ -182,17 +216,11 @@ final class ReportingSession {
 
     // MARK: - Keeping the service in step
 
-    /// Sends whatever brings the service in line with the app's view. Counter changes wait
-    /// until earlier counter calls are answered, so the count held by each instance is known.
+    /// Sends whatever brings the service in line with the app's view.
     private func reconcile() {
         guard !closed, !waitingForService, connect() != nil else {
             resumeFlushWaitersIfIdle()
             return
-        }
-        if counterCallsInFlight == 0 {
-            let held = serviceOwner.map { pushesHeld[$0, default: 0] } ?? 0
-            let difference = outstandingPushes - held
-            for _ in 0..<abs(difference) { sendCounterCall(difference > 0 ? "Push" : "Pop") }
         }
         let due = needsAttention
         needsAttention.removeAll()
@@ -207,22 +235,50 @@ final class ReportingSession {
         guard !activity.beginInFlight else { return }
         if let remote = activity.remote, remote.owner != serviceOwner {
             activity.remote = nil  // that instance is gone, and its activities with it
+            activity.updateInFlight = false
         }
         if activity.ended || activity.refused {
+            // Whatever progress is still pending is dropped: nothing stale after the end.
             if activity.ended, let remote = activity.remote {
-                call("EndActivity", [.uint32(remote.id)]) { _ in }
+                call(NetActivityBus.Member.endActivity, [.uint32(remote.id)]) { _ in }
+            }
+            if let timer = activity.updateTimer {
+                loop.cancel(timer)
+                spacedUpdates -= 1
             }
             activities[localID] = nil
             return
         }
         if let remote = activity.remote {
-            if activity.progressDirty {
-                activity.progressDirty = false
-                call("UpdateActivity", [.uint32(remote.id), .uint64(activity.completed), .uint64(activity.total)]) { _ in }
+            if activity.progressDirty, !activity.updateInFlight, activity.updateTimer == nil {
+                let now = clock.now
+                if let last = activity.lastUpdate, now - last < Self.minimumUpdateSpacing {
+                    spacedUpdates += 1
+                    activity.updateTimer = loop.schedule(after: Self.minimumUpdateSpacing - (now - last)) {
+                        [self] in
+                        spacedUpdates -= 1
+                        activities[localID]?.updateTimer = nil
+                        needsAttention.insert(localID)
+                        reconcile()
+                    }
+                } else {
+                    activity.progressDirty = false
+                    activity.updateInFlight = true
+                    activity.lastUpdate = now
+                    call(
+                        NetActivityBus.Member.updateActivity,
+                        [.uint32(remote.id), .uint64(activity.completed), .uint64(activity.total)]
+                    ) { [self] _ in
+                        guard activities[localID] != nil else { return }
+                        activities[localID]?.updateInFlight = false
+                        needsAttention.insert(localID)
+                        reconcile()
+                    }
+                }
             }
         } else {
             activity.beginInFlight = true
-            call("BeginActivity", [.string(activity.label)]) { [self] result in
+            call(NetActivityBus.Member.beginActivity, [.string(activity.label)]) { [self] result in
                 beginAnswered(localID, result)
             }
             activity.progressDirty = activity.completed != 0 || activity.total != 0
@@ -236,7 +292,7 @@ final class ReportingSession {
         switch result {
         case .success(let reply):
             if let id = (try? reply.arguments())?.first?.uint32, let owner = reply.sender?.rawValue {
-                noteServiceOwner(owner)
+                if serviceOwner == nil { serviceOwner = owner }
                 activity.remote = (id, owner)
             }
         case .failure(let error) where Self.meansUnavailable(error):
@@ -248,24 +304,6 @@ final class ReportingSession {
         activities[localID] = activity
         needsAttention.insert(localID)
         reconcile()
-    }
-
-    private func sendCounterCall(_ member: MemberName) {
-        counterCallsInFlight += 1
-        call(member) { [self] result in
-            counterCallsInFlight -= 1
-            if case .success(let reply) = result, let owner = reply.sender?.rawValue {
-                noteServiceOwner(owner)
-                pushesHeld[owner, default: 0] += member == "Push" ? 1 : -1
-            } else if case .failure(let error) = result, !Self.meansUnavailable(error) {
-                // The service refused (LimitsExceeded, or NotActive after someone else popped
-                // the shared counter): give up on this change instead of retrying for ever.
-                problems("\(member) failed: \(error.message)")
-                if member == "Push" { outstandingPushes = max(0, outstandingPushes - 1) }
-                if member == "Pop", let owner = serviceOwner { pushesHeld[owner, default: 0] -= 1 }
-            }
-            reconcile()
-        }
     }
 
     // MARK: - Calls
@@ -300,45 +338,78 @@ final class ReportingSession {
 
     /// Errors that say "no service here right now" rather than "the service said no".
     private static func meansUnavailable(_ error: BusError) -> Bool {
-        [.serviceUnknown, .nameHasNoOwner, .noReply, .disconnected, .noServer, .timeout, .unknownObject,
-         .noMemory, ErrorName(unchecked: "org.freedesktop.DBus.Error.Spawn.ChildExited"),
-         ErrorName(unchecked: "org.freedesktop.DBus.Error.Spawn.Failed"),
-         ErrorName(unchecked: "org.freedesktop.DBus.Error.Spawn.ExecFailed")]
+        [.serviceUnknown, .nameHasNoOwner, .noReply, .disconnected, .noServer, .timeout, .noMemory]
             .contains(error.name) || error.name.rawValue.hasPrefix("org.freedesktop.DBus.Error.Spawn.")
     }
 
     private func serviceUnavailable(_ error: BusError) {
         waitingForService = true
-        if !reportedUnavailable {
-            reportedUnavailable = true
-            problems("the network activity service is unavailable (\(error.message)); "
-                + "activity is kept and reported when it returns")
-        }
+        reportOutage("the network activity service is unavailable (\(error.message)); "
+            + "activity is kept and reported when it returns")
+    }
+
+    private func reportOutage(_ message: String) {
+        guard !reportedUnavailable else { return }
+        reportedUnavailable = true
+        problems(message)
     }
 
     // MARK: - The bus connection and the service's comings and goings
 
+    /// Whether anything needs the bus: live activities or someone watching. Retries stop
+    /// without it, so an idle app never wakes up.
+    private var needsBus: Bool { !activities.isEmpty || !observers.isEmpty }
+
     private func connect() -> Connection? {
         if let connection { return connection }
-        guard !closed else { return nil }
+        // While a retry is scheduled, calls wait for it instead of hammering a missing bus.
+        guard !closed, retryTimer == nil else { return nil }
         do {
             let connection = try Connection(bus)
             connection.addFilter(for: .signal) { [unowned self] message in handle(message) }
             loop.attach(connection)
             try connection.addMatch(
-                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                "type='signal',sender='\(BusName.bus)',interface='\(InterfaceName.bus)',"
                     + "member='NameOwnerChanged',arg0='\(NetActivityBus.name)'")
             self.connection = connection
+            retryDelay = Self.firstRetryDelay
             serviceOwner = try connection.owner(of: NetActivityBus.name)?.rawValue
             return connection
         } catch {
-            if !reportedUnavailable {
-                reportedUnavailable = true
-                problems("cannot connect to \(bus): \(error.message)")
+            if let connection {
+                loop.detach(connection)
+                self.connection = nil
             }
+            reportOutage("cannot connect to \(bus): \(error.message); retrying")
             waitingForService = true
+            scheduleRetry()
             return nil
         }
+    }
+
+    /// Tries the bus again after the current backoff, doubling it for next time.
+    private func scheduleRetry() {
+        guard retryTimer == nil, !closed, needsBus else { return }
+        let delay = retryDelay
+        retryDelay = min(retryDelay * 2, Self.maximumRetryDelay)
+        retryTimer = loop.schedule(after: delay) { [self] in
+            retryTimer = nil
+            guard connection == nil, needsBus, connect() != nil else { return }
+            reconnected()
+        }
+    }
+
+    /// A new connection after none: everything the app holds is asserted again (an activatable
+    /// service is started by the first call), and watchers get a fresh state.
+    private func reconnected() {
+        waitingForService = false
+        if serviceOwner != nil { reportedUnavailable = false }
+        needsAttention.formUnion(activities.keys)
+        if !observers.isEmpty {
+            watchSignals()
+            refreshSnapshot()
+        }
+        reconcile()
     }
 
     private func handle(_ message: Message) -> Bool {
@@ -354,54 +425,76 @@ final class ReportingSession {
             if newOwner.isEmpty { serviceLeft() } else { serviceAppeared(newOwner) }
             return false
         }
-        if message.isSignal(.properties, "PropertiesChanged"), message.path == NetActivityBus.path,
-            let sender = message.sender?.rawValue, sender == serviceOwner
-        {
-            let arguments = (try? message.arguments()) ?? []
-            guard arguments.count == 3, arguments[0].string == NetActivityBus.interface.rawValue,
-                let changed = arguments[1].stringKeyedEntries, var next = snapshot
+        guard let sender = message.sender?.rawValue, sender == serviceOwner, let path = message.path?.rawValue,
+            mirror != nil
+        else { return false }
+        let arguments = (try? message.arguments()) ?? []
+        var changed = false
+        if message.isSignal(.properties, "PropertiesChanged") {
+            guard arguments.count == 3, let interface = arguments[0].string,
+                let values = arguments[1].stringKeyedEntries
             else { return false }
-            next.apply(changed)
-            publish(next)
+            changed = mirror?.propertiesChanged(path: path, interface: interface, changed: values) ?? false
+        } else if message.isSignal(.objectManager, "InterfacesAdded"), path == NetActivityBus.path.rawValue {
+            guard arguments.count == 2, let object = arguments[0].string,
+                let interfaces = arguments[1].stringKeyedEntries
+            else { return false }
+            changed = mirror?.interfacesAdded(path: object, interfaces: interfaces) ?? false
+        } else if message.isSignal(.objectManager, "InterfacesRemoved"), path == NetActivityBus.path.rawValue {
+            guard arguments.count == 2, let object = arguments[0].string, let names = arguments[1].elements
+            else { return false }
+            changed = mirror?.interfacesRemoved(path: object, interfaces: names.compactMap(\.string)) ?? false
         }
+        if changed { publishSoon() }
         return false
     }
 
-    private func noteServiceOwner(_ owner: String) {
-        if serviceOwner == nil { serviceOwner = owner }
+    /// Publishes once the messages that arrived together have all been applied: the service
+    /// announces an activity's progress and the overall `Progress` in separate signals, and a
+    /// watcher should not see one without the other when both were already here.
+    private func publishSoon() {
+        guard !publishPending else { return }
+        publishPending = true
+        loop.schedule(after: .zero) { [self] in
+            publishPending = false
+            publishMirror()
+        }
     }
 
     private func serviceAppeared(_ owner: String) {
         serviceOwner = owner
         waitingForService = false
         reportedUnavailable = false
-        pushesHeld = pushesHeld.filter { $0.key == owner }
-        snapshot = nil
         if !observers.isEmpty { refreshSnapshot() }
         reconcile()
     }
 
     private func serviceLeft() {
         serviceOwner = nil
-        pushesHeld.removeAll()
+        if !observers.isEmpty {
+            refreshGeneration += 1
+            mirror = IndicatorMirror()  // filled again when the service is back
+        }
         publish(.unavailable)
     }
 
     private func connectionLost() {
         guard let lost = connection else { return }
         connection = nil
-        watchingProperties = false
+        watchingSignals = false
         serviceLeft()
         waitingForService = true
+        reportOutage("lost the connection to \(bus); reconnecting")
         // Detach on the next turn: this runs inside the lost connection's own dispatch.
         loop.schedule(after: .zero) { [loop] in loop.detach(lost) }
         resumeFlushWaiters()
+        scheduleRetry()
     }
 
     // MARK: - Flush
 
     private var isIdle: Bool {
-        callsInFlight == 0 && counterCallsInFlight == 0
+        callsInFlight == 0 && spacedUpdates == 0
     }
 
     private func resumeFlushWaitersIfIdle() {
@@ -413,4 +506,9 @@ final class ReportingSession {
         flushWaiters.removeAll()
         for waiter in waiters { waiter() }
     }
+}
+
+extension MemberName {
+    fileprivate static let getAll: MemberName = "GetAll"
+    fileprivate static let getManagedObjects: MemberName = "GetManagedObjects"
 }

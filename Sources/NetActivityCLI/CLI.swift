@@ -32,8 +32,9 @@ public enum CLI {
             return await RunCommand(bus: invocation.bus, label: label, command: command).run()
         case .watch(let format):
             return await WatchCommand(bus: invocation.bus, format: format).run()
-        case .tray(let icon, let idleIcon):
-            return await tray(TrayOptions(bus: invocation.bus, activeIcon: icon, idleIcon: idleIcon))
+        case .tray(let icon, let idleIcon, let progressRing):
+            return await tray(
+                TrayOptions(bus: invocation.bus, activeIcon: icon, idleIcon: idleIcon, progressRing: progressRing))
         }
     }
 

@@ -1,3 +1,4 @@
+
 /// The help texts, one per command.
 enum Help {
     static func text(for topic: String?) -> String {
@@ -23,7 +24,7 @@ enum Help {
           pop                                take one from the shared counter
           run [--label TEXT] -- CMD [ARGS]   hold an activity while CMD runs
           watch [--format plain|json|waybar] print a line per state change (for panels)
-          tray [--icon NAME] [--idle-icon NAME]
+          tray [--icon NAME] [--idle-icon NAME] [--no-progress-ring]
                                              show the indicator in the system tray
           help [COMMAND]                     show help for a command
           version                            show the version
@@ -85,18 +86,20 @@ enum Help {
         """
 
     static let tray = """
-        Usage: netactivity tray [--icon NAME] [--idle-icon NAME]
+        Usage: netactivity tray [--icon NAME] [--idle-icon NAME] [--no-progress-ring]
 
         Shows the indicator in the system tray as a StatusNotifierItem (KDE Plasma, waybar's
         tray, GNOME with the AppIndicator extension, XFCE, LXQt, sway bars with a tray). The item
         follows the debounced Visible state: status Active with the activity icon while network
-        activity shows, Passive with the idle icon otherwise (most trays hide passive items). Its
-        tooltip lists the live activities with their progress. It registers with the
+        activity shows, Passive with the idle icon otherwise (most trays hide passive items).
+        While the overall progress is known, the icon is drawn: a ring filled to the percent.
+        Its tooltip lists the live activities with their progress. It registers with the
         StatusNotifierWatcher again whenever the panel restarts, waits while no tray is running,
         and follows the service through restarts. SIGINT and SIGTERM end it with status 0.
 
           --icon NAME         themed icon (or icon file path) while active
                               (default: network-transmit-receive)
           --idle-icon NAME    themed icon while idle (default: network-idle)
+          --no-progress-ring  keep the themed icon while the progress is known
         """
 }

@@ -1,4 +1,5 @@
 import NetActivity
+import NetActivityContract
 import NetActivityTray
 
 /// A parsed `netactivity` command line.
@@ -16,7 +17,7 @@ public struct Invocation: Equatable, Sendable {
         case pop
         case run(label: String?, command: [String])
         case watch(format: WatchFormat)
-        case tray(icon: String, idleIcon: String)
+        case tray(icon: String, idleIcon: String, progressRing: Bool)
     }
 
     /// How `watch` prints each state.
@@ -49,7 +50,7 @@ public struct Invocation: Equatable, Sendable {
             bus = value
         }
 
-        // Global options come before the subcommand.
+        // Bus options before the subcommand.
         while let first = rest.first, first.hasPrefix("-") {
             rest.removeFirst()
             let (flag, inline) = splitInline(first)
@@ -69,6 +70,35 @@ public struct Invocation: Equatable, Sendable {
         }
         let subcommand = name
         func usage(_ text: String) -> UsageError { UsageError(description: text, subcommand: subcommand) }
+
+        // The bus options are accepted after the subcommand too (`netactivity status --address X`),
+        // up to `--` or, for `run`, the command to run, which keeps its own arguments.
+        var remaining: [String] = []
+        while let argument = rest.popFirst() {
+            if argument == "--" || (name == "run" && !argument.hasPrefix("-")) {
+                remaining.append(argument)
+                remaining += rest
+                rest = []
+                break
+            }
+            let (flag, inline) = splitInline(argument)
+            switch flag {
+            case "--system":
+                do { try setBus(flag, .system) } catch { throw usage(error.description) }
+            case "--address":
+                let address: String
+                do { address = try take(flag, from: &rest, inline: inline) } catch { throw usage(error.description) }
+                guard !address.isEmpty else { throw usage("--address needs a non-empty address") }
+                do { try setBus(flag, .address(address)) } catch { throw usage(error.description) }
+            default:
+                remaining.append(argument)
+                // A subcommand option's value stays with it, even one that looks like a bus option.
+                if inline == nil, Self.optionsWithValues.contains(flag), let value = rest.popFirst() {
+                    remaining.append(value)
+                }
+            }
+        }
+        rest = remaining[...]
 
         // Subcommand options; `--help` anywhere before `--` asks for that command's help.
         if rest.prefix(while: { $0 != "--" }).contains(where: { $0 == "--help" || $0 == "-h" }),
@@ -125,7 +155,12 @@ public struct Invocation: Equatable, Sendable {
         case "tray":
             var icon = TrayOptions.defaultActiveIcon
             var idleIcon = TrayOptions.defaultIdleIcon
+            var progressRing = true
             while let argument = rest.popFirst() {
+                if argument == "--no-progress-ring" {
+                    progressRing = false
+                    continue
+                }
                 let (flag, inline) = splitInline(argument)
                 guard flag == "--icon" || flag == "--idle-icon" else { throw usage("tray: unknown argument '\(argument)'") }
                 let value: String
@@ -133,7 +168,7 @@ public struct Invocation: Equatable, Sendable {
                 guard !value.isEmpty else { throw usage("tray: \(flag) needs a non-empty icon name") }
                 if flag == "--icon" { icon = value } else { idleIcon = value }
             }
-            command = .tray(icon: icon, idleIcon: idleIcon)
+            command = .tray(icon: icon, idleIcon: idleIcon, progressRing: progressRing)
         default:
             throw UsageError(description: "unknown command '\(name)' (status, push, pop, run, watch, tray)")
         }
@@ -141,7 +176,10 @@ public struct Invocation: Equatable, Sendable {
     }
 
     /// The service's limit on labels, in UTF-8 bytes.
-    static let maximumLabelBytes = 256
+    static let maximumLabelBytes = NetActivityBus.Limits.labelBytes
+
+    /// Subcommand options that take a value as the next argument.
+    static let optionsWithValues: Set<String> = ["--label", "-l", "--format", "-f", "--icon", "--idle-icon"]
 
     static let commands: Set<String> = ["status", "push", "pop", "run", "watch", "tray", "help"]
 

@@ -19,10 +19,12 @@ public struct ActivityInfo: Equatable, Hashable, Sendable {
     public var userID: UInt32?
     /// The owner's application (Flatpak app id, systemd app id or executable name); "" until known.
     public var application: String
+    /// The bus whose service published it: `.system` in a merged snapshot's system entries.
+    public var bus: Bus
 
     public init(
         id: UInt32, owner: String, label: String, completed: UInt64, total: UInt64, started: UInt64,
-        processID: UInt32? = nil, userID: UInt32? = nil, application: String = ""
+        processID: UInt32? = nil, userID: UInt32? = nil, application: String = "", bus: Bus = .session
     ) {
         self.id = id
         self.owner = owner
@@ -33,6 +35,7 @@ public struct ActivityInfo: Equatable, Hashable, Sendable {
         self.processID = processID
         self.userID = userID
         self.application = application
+        self.bus = bus
     }
 
     /// `completed / total` in 0...1, or nil when the total is unknown.

@@ -1,8 +1,9 @@
-/// Properties whose announced value changed: nil means "not announced this time". `isEmpty`
-/// when all nil.
+/// What must be announced now: the main object's properties whose announced value changed
+/// (nil means "not announced this time"), and the activities whose own progress is due.
 ///
-/// The service sends a non-empty announcement as one `PropertiesChanged` signal carrying
-/// every non-nil property.
+/// The service sends the main object's part as one `PropertiesChanged` signal carrying every
+/// non-nil property, `Activities` by name only (invalidated); and one `PropertiesChanged` on
+/// each activity object in ``progressOf``.
 public struct Announcement: Equatable, Sendable {
     /// The new `Active`, or nil.
     public var active: Bool?
@@ -12,8 +13,11 @@ public struct Announcement: Equatable, Sendable {
     public var count: UInt32?
     /// The new `Progress`, or nil.
     public var progress: Double?
-    /// The new `Activities`, or nil.
-    public var activities: [Activity]?
+    /// Whether `Activities` changed since it was last announced (it is announced by
+    /// invalidation, never by value).
+    public var activitiesChanged: Bool
+    /// Activities whose `Completed` and `Total` are due, in the order they fell due.
+    public var progressOf: [ActivityID]
 
     /// Creates an announcement; with no arguments, an empty one.
     public init(
@@ -21,17 +25,24 @@ public struct Announcement: Equatable, Sendable {
         visible: Bool? = nil,
         count: UInt32? = nil,
         progress: Double? = nil,
-        activities: [Activity]? = nil
+        activitiesChanged: Bool = false,
+        progressOf: [ActivityID] = []
     ) {
         self.active = active
         self.visible = visible
         self.count = count
         self.progress = progress
-        self.activities = activities
+        self.activitiesChanged = activitiesChanged
+        self.progressOf = progressOf
     }
 
-    /// Whether nothing is announced, so no signal is due.
+    /// Whether the main object has nothing to announce.
+    public var mainIsEmpty: Bool {
+        active == nil && visible == nil && count == nil && progress == nil && !activitiesChanged
+    }
+
+    /// Whether nothing at all is announced, so no signal is due.
     public var isEmpty: Bool {
-        active == nil && visible == nil && count == nil && progress == nil && activities == nil
+        mainIsEmpty && progressOf.isEmpty
     }
 }

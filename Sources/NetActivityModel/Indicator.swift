@@ -3,8 +3,14 @@
 ///
 /// Keeps the last announced value of every property and announces a property only when its
 /// value differs from that. `Active` and `Visible` go out on every transition; `Count`,
-/// `Progress` and `Activities` go through the ``Throttle``. A call that throws changes
+/// `Progress` and `Activities` go through the ``Throttle``, except that an announcement
+/// carrying `Active` also carries `Count` and `Progress` when they differ from what was last
+/// announced, so a watcher never holds an `Active` that disagrees with its `Count`. Each
+/// activity's own progress goes through the ``ProgressThrottle``. A call that throws changes
 /// nothing, throttle and debounce included.
+///
+/// While ``holdsThrottled`` is set (the bus is backed up) nothing throttled goes out: changes
+/// wait, merged, for a window's end when it is no longer set.
 ///
 /// The owner arms one timer for ``nextDeadline`` (none when it is nil, so an idle service
 /// never wakes) and calls ``advance()`` when it fires. Not thread-safe by itself: a value
@@ -15,16 +21,23 @@ public struct Indicator: Sendable {
 
     private let clock: any IndicatorClock
     private var throttle: Throttle
+    private var progressThrottle: ProgressThrottle
     private var debounce: VisibilityDebounce
-    private var announced = IndicatorState.idle
-    // The ledger revision that `announced.activities` reflects; lets most checks skip
-    // building and comparing the array.
+    private var announcedActive = false
+    private var announcedVisible = false
+    private var announcedCount: UInt32 = 0
+    private var announcedProgress = -1.0
+    // The ledger revision of the activities last announced (invalidated).
     private var announcedRevision: UInt64 = 0
+
+    /// Set while throttled values must not go out (the service's outgoing queue is full).
+    public var holdsThrottled = false
 
     /// Creates an idle indicator reading time from `clock`.
     public init(settings: IndicatorSettings = .init(), clock: any IndicatorClock) {
         self.clock = clock
         throttle = Throttle(window: settings.throttle)
+        progressThrottle = ProgressThrottle(window: settings.throttle)
         debounce = VisibilityDebounce(
             activationDelay: settings.activationDelay,
             completionDelay: settings.completionDelay
@@ -45,14 +58,14 @@ public struct Indicator: Sendable {
         )
     }
 
-    /// When ``advance()`` is next due: the earlier of the throttle's and the debounce's
+    /// When ``advance()`` is next due: the earliest of the throttles' and the debounce's
     /// deadlines; nil when nothing is pending.
     public var nextDeadline: Instant? {
-        switch (throttle.deadline, debounce.deadline) {
-        case let (throttle?, debounce?): min(throttle, debounce)
-        case let (throttle, debounce): throttle ?? debounce
-        }
+        [throttle.deadline, progressThrottle.deadline, debounce.deadline].lazy.compactMap { $0 }.min()
     }
+
+    /// The throttle window, for a caller that postpones throttled values.
+    public var throttleWindow: Duration { throttle.window }
 
     // MARK: - Mutations
 
@@ -72,20 +85,19 @@ public struct Indicator: Sendable {
         return settle()
     }
 
-    /// Begins a tracked activity started now (``IndicatorClock/wallMicroseconds``).
-    ///
-    /// - Throws: as ``Ledger/begin(owner:label:started:)``.
-    public mutating func begin(owner: String, label: String) throws(LedgerError) -> (id: ActivityID, announcement: Announcement) {
-        let id = try ledger.begin(owner: owner, label: label, started: clock.wallMicroseconds)
-        return (id, settle())
-    }
-
     /// Sets the byte progress of an activity.
     ///
     /// - Throws: as ``Ledger/update(_:by:completed:total:)``.
     public mutating func update(_ id: ActivityID, by owner: String, completed: UInt64, total: UInt64) throws(LedgerError) -> Announcement {
-        try ledger.update(id, by: owner, completed: completed, total: total)
-        return settle()
+        guard try ledger.update(id, by: owner, completed: completed, total: total) else { return Announcement() }
+        var announcement = settle()
+        let now = clock.now
+        if holdsThrottled {
+            progressThrottle.hold(id, at: now)
+        } else if progressThrottle.changed(id, at: now) {
+            announcement.progressOf = [id]
+        }
+        return announcement
     }
 
     /// Ends an activity.
@@ -93,13 +105,27 @@ public struct Indicator: Sendable {
     /// - Throws: as ``Ledger/end(_:by:)``.
     public mutating func end(_ id: ActivityID, by owner: String) throws(LedgerError) -> Announcement {
         try ledger.end(id, by: owner)
+        progressThrottle.forget(id)
         return settle()
     }
 
     /// Ends every activity of `owner` (it left the bus): one announcement however many ended.
-    public mutating func release(owner: String) -> Announcement {
-        ledger.release(owner: owner)
-        return settle()
+    /// Returns the ended activities' ids, in order.
+    public mutating func release(owner: String) -> (ended: [ActivityID], announcement: Announcement) {
+        let ended = ledger.release(owner: owner)
+        for id in ended { progressThrottle.forget(id) }
+        return (ended, settle())
+    }
+
+    /// Begins a tracked activity started now (``IndicatorClock/wallMicroseconds``). Where the
+    /// owner's user id is given (the system bus), the per-user limit holds too.
+    ///
+    /// - Throws: as ``Ledger/begin(owner:label:started:userID:)``.
+    public mutating func begin(
+        owner: String, label: String, userID: UInt32? = nil
+    ) throws(LedgerError) -> (id: ActivityID, announcement: Announcement) {
+        let id = try ledger.begin(owner: owner, label: label, started: clock.wallMicroseconds, userID: userID)
+        return (id, settle())
     }
 
     /// The clock reached (or passed) nextDeadline: returns due announcements (Visible flips,
@@ -110,9 +136,16 @@ public struct Indicator: Sendable {
         if debounce.advance(to: now) {
             announceVisible(into: &announcement)
         }
+        if holdsThrottled {
+            // Keep every window open, so the changes stay merged until the bus drains.
+            if throttle.closeIfDue(at: now) { throttle.reopen(at: now) }
+            progressThrottle.postpone(to: now)
+            return announcement
+        }
         if throttle.closeIfDue(at: now), announceThrottled(into: &announcement) {
             throttle.reopen(at: now)
         }
+        announcement.progressOf = progressThrottle.takeDue(at: now)
         return announcement
     }
 
@@ -130,53 +163,53 @@ public struct Indicator: Sendable {
         _ = throttle.closeIfDue(at: now)
 
         let active = ledger.isActive
-        if active != announced.active {
+        if active != announcedActive {
             announcement.active = active
-            announced.active = active
+            announcedActive = active
+            // Consistency: Count and Progress travel with Active whatever their throttle says.
+            announceCountAndProgress(into: &announcement)
         }
         if debounce.activeChanged(to: active, at: now) {
             announceVisible(into: &announcement)
         }
-        // Leading edge: a quiet throttle lets the values out at once and opens a window if
-        // anything went. An open window holds them for its end, so they need no comparing.
-        if !throttle.isOpen, announceThrottled(into: &announcement) {
+        if holdsThrottled {
+            if !throttle.isOpen { throttle.reopen(at: now) }
+        } else if !throttle.isOpen, announceThrottled(into: &announcement) {
+            // Leading edge: a quiet throttle lets the values out at once and opens a window if
+            // anything went. An open window holds them for its end, so they need no comparing.
             throttle.reopen(at: now)
         }
         return announcement
     }
 
     private mutating func announceVisible(into announcement: inout Announcement) {
-        guard debounce.isVisible != announced.visible else { return }
+        guard debounce.isVisible != announcedVisible else { return }
         announcement.visible = debounce.isVisible
-        announced.visible = debounce.isVisible
+        announcedVisible = debounce.isVisible
     }
 
     /// Adds every throttled value that differs from its announced value and records it as
     /// announced; returns whether any did.
     private mutating func announceThrottled(into announcement: inout Announcement) -> Bool {
-        let count = ledger.count
-        if count != announced.count {
-            announcement.count = count
-            announced.count = count
+        announceCountAndProgress(into: &announcement)
+        // Only the revision is compared: a changed list goes out by name, never by value.
+        if ledger.activitiesRevision != announcedRevision {
+            announcedRevision = ledger.activitiesRevision
+            announcement.activitiesChanged = true
         }
-        let progress = ledger.progress
-        if progress != announced.progress {
-            announcement.progress = progress
-            announced.progress = progress
-        }
-        announcement.activities = takeActivitiesIfChanged()
-        return announcement.count != nil || announcement.progress != nil || announcement.activities != nil
+        return announcement.count != nil || announcement.progress != nil || announcement.activitiesChanged
     }
 
-    /// The live activities if they differ from the announced ones, now recorded as announced.
-    private mutating func takeActivitiesIfChanged() -> [Activity]? {
-        // An unchanged revision means nothing changed since the last look: skip building
-        // and comparing what may be thousands of activities.
-        guard ledger.activitiesRevision != announcedRevision else { return nil }
-        announcedRevision = ledger.activitiesRevision
-        let activities = ledger.activities
-        guard activities != announced.activities else { return nil }
-        announced.activities = activities
-        return activities
+    private mutating func announceCountAndProgress(into announcement: inout Announcement) {
+        let count = ledger.count
+        if count != announcedCount {
+            announcement.count = count
+            announcedCount = count
+        }
+        let progress = ledger.progress
+        if progress != announcedProgress {
+            announcement.progress = progress
+            announcedProgress = progress
+        }
     }
 }

@@ -13,7 +13,10 @@ public struct Ledger: Sendable {
     /// The most live activities one owner may have.
     public static let maximumActivitiesPerOwner = 1_024
     /// The most live activities in all.
-    public static let maximumActivities = 1_048_576
+    public static let maximumActivities = 65_536
+    /// The most live activities the owners of one user id may have together, where the
+    /// ledger is told user ids (on the system bus).
+    public static let maximumActivitiesPerUser = 1_024
 
     /// The shared counter moved by `push()` and `pop()`.
     public private(set) var sharedCount: UInt32 = 0
@@ -26,6 +29,9 @@ public struct Ledger: Sendable {
     private var slotIDs: [ActivityID] = []
     private var liveCount = 0
     private var idsByOwner: [String: Set<ActivityID>] = [:]
+    // Where begins carry user ids: each such owner's user id, and the live activities per user.
+    private var userOfOwner: [String: UInt32] = [:]
+    private var activitiesByUser: [UInt32: Int] = [:]
     // Running sums over activities with a known total, so `progress` is O(1). UInt128
     // holds a million UInt64 totals without overflow.
     private var completedSum: UInt128 = 0
@@ -80,6 +86,14 @@ public struct Ledger: Sendable {
         slot(of: id).flatMap { slots[$0] }
     }
 
+    /// How many live activities there are.
+    public var activityTotal: Int { liveCount }
+
+    /// The ids of `owner`'s live activities, in order.
+    public func activityIDs(owner: String) -> [ActivityID] {
+        (idsByOwner[owner] ?? []).sorted()
+    }
+
     /// How many live activities `owner` has.
     public func activityCount(owner: String) -> Int {
         idsByOwner[owner]?.count ?? 0
@@ -113,10 +127,15 @@ public struct Ledger: Sendable {
     /// Ids start at 1, strictly increase and are never reused, even after `end` or
     /// `release(owner:)`; a refused call uses no id.
     ///
+    /// With a `userID`, the owners of that user id may have at most
+    /// ``maximumActivitiesPerUser`` live activities together (an owner's user id never changes).
+    ///
     /// - Throws: ``LedgerError/labelTooLong(bytes:limit:)``,
-    ///   ``LedgerError/ownerLimit(owner:limit:)``, ``LedgerError/activityLimit(limit:)``,
-    ///   ``LedgerError/idsExhausted``, checked in that order.
-    public mutating func begin(owner: String, label: String, started: UInt64) throws(LedgerError) -> ActivityID {
+    ///   ``LedgerError/ownerLimit(owner:limit:)``, ``LedgerError/userLimit(userID:limit:)``,
+    ///   ``LedgerError/activityLimit(limit:)``, ``LedgerError/idsExhausted``, checked in that order.
+    public mutating func begin(
+        owner: String, label: String, started: UInt64, userID: UInt32? = nil
+    ) throws(LedgerError) -> ActivityID {
         let bytes = label.utf8.count
         guard bytes <= Self.maximumLabelBytes else {
             throw .labelTooLong(bytes: bytes, limit: Self.maximumLabelBytes)
@@ -126,10 +145,17 @@ public struct Ledger: Sendable {
         guard (ownerEntry.map { idsByOwner.values[$0].count } ?? 0) < Self.maximumActivitiesPerOwner else {
             throw .ownerLimit(owner: owner, limit: Self.maximumActivitiesPerOwner)
         }
+        if let userID, activitiesByUser[userID, default: 0] >= Self.maximumActivitiesPerUser {
+            throw .userLimit(userID: userID, limit: Self.maximumActivitiesPerUser)
+        }
         guard liveCount < activityLimit else {
             throw .activityLimit(limit: activityLimit)
         }
         guard let id = nextID else { throw .idsExhausted }
+        if let userID {
+            userOfOwner[owner] = userID
+            activitiesByUser[userID, default: 0] += 1
+        }
 
         nextID = id == .max ? nil : id + 1
         slots.append(Activity(id: id, owner: owner, label: label, completed: 0, total: 0, started: started))
@@ -144,23 +170,30 @@ public struct Ledger: Sendable {
         return id
     }
 
-    /// Sets the byte progress of activity `id`; `total` 0 means unknown.
+    /// Sets the byte progress of activity `id`; `total` 0 means unknown. Returns whether
+    /// anything changed (the same values again change nothing).
     ///
     /// - Throws: ``LedgerError/unknownActivity(_:)``, ``LedgerError/notOwner(_:)``, and
     ///   ``LedgerError/completedExceedsTotal(completed:total:)`` (only when `total > 0`),
     ///   checked in that order.
-    public mutating func update(_ id: ActivityID, by owner: String, completed: UInt64, total: UInt64) throws(LedgerError) {
+    @discardableResult
+    public mutating func update(
+        _ id: ActivityID, by owner: String, completed: UInt64, total: UInt64
+    ) throws(LedgerError) -> Bool {
         let index = try ownedSlot(id, by: owner)
         guard total == 0 || completed <= total else {
             throw .completedExceedsTotal(completed: completed, total: total)
         }
-        guard var activity = slots[index] else { return }
+        guard var activity = slots[index], activity.completed != completed || activity.total != total else {
+            return false
+        }
         subtractProgress(of: activity)
         activity.completed = completed
         activity.total = total
         addProgress(of: activity)
         slots[index] = activity
         activitiesRevision += 1
+        return true
     }
 
     /// Ends activity `id`.
@@ -169,6 +202,7 @@ public struct Ledger: Sendable {
     public mutating func end(_ id: ActivityID, by owner: String) throws(LedgerError) {
         let index = try ownedSlot(id, by: owner)
         remove(at: index)
+        if let userID = userOfOwner[owner] { releaseUserSlots(userID, 1) }
         // ownedSlot found the activity owned by `owner`, so the owner has an entry holding `id`.
         // An emptied entry stays until `release(owner:)` (the owner leaving the bus), so a client
         // that runs one activity at a time does not rebuild it on every begin; a large one goes
@@ -182,18 +216,31 @@ public struct Ledger: Sendable {
         compactIfSparse()
     }
 
-    /// Ends every activity of `owner` (it left the bus); returns how many ended.
+    /// Ends every activity of `owner` (it left the bus); returns their ids, in order.
     ///
-    /// O(k log n) in that owner's k activities. An owner with no activities is not an error.
+    /// O(k log k + k log n) in that owner's k activities. An owner with no activities is not
+    /// an error.
     @discardableResult
-    public mutating func release(owner: String) -> Int {
-        guard let ids = idsByOwner.removeValue(forKey: owner), !ids.isEmpty else { return 0 }
+    public mutating func release(owner: String) -> [ActivityID] {
+        let userID = userOfOwner.removeValue(forKey: owner)
+        guard let ids = idsByOwner.removeValue(forKey: owner), !ids.isEmpty else { return [] }
         for id in ids {
             if let index = slot(of: id) { remove(at: index) }
         }
+        if let userID { releaseUserSlots(userID, ids.count) }
         activitiesRevision += 1
         compactIfSparse()
-        return ids.count
+        return ids.sorted()
+    }
+
+    /// How many live activities the owners of `userID` have together.
+    public func activityCount(userID: UInt32) -> Int {
+        activitiesByUser[userID] ?? 0
+    }
+
+    private mutating func releaseUserSlots(_ userID: UInt32, _ count: Int) {
+        let left = activitiesByUser[userID, default: 0] - count
+        activitiesByUser[userID] = left > 0 ? left : nil
     }
 
     // MARK: - Storage

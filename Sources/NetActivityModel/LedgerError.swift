@@ -11,6 +11,8 @@ public enum LedgerError: Error, Equatable, Sendable {
     case labelTooLong(bytes: Int, limit: Int)
     /// `owner` already has `limit` live activities.
     case ownerLimit(owner: String, limit: Int)
+    /// The owners of `userID` already have `limit` live activities together.
+    case userLimit(userID: UInt32, limit: Int)
     /// There are already `limit` live activities in all.
     case activityLimit(limit: Int)
     /// Every `ActivityID` has been handed out; ids are never reused.
@@ -34,6 +36,8 @@ public enum LedgerError: Error, Equatable, Sendable {
             "label is \(bytes) bytes; at most \(limit) are allowed"
         case .ownerLimit(let owner, let limit):
             "\(owner) already has \(limit) live activities, the most one connection may have"
+        case .userLimit(let userID, let limit):
+            "user \(userID) already has \(limit) live activities, the most one user may have"
         case .activityLimit(let limit):
             "there are already \(limit) live activities, the most the service keeps"
         case .idsExhausted:

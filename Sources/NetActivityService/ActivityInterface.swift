@@ -2,59 +2,76 @@ import DBus
 import NetActivityContract
 import NetActivityModel
 
-/// The `io.github.netactivity.NetActivity1` interface table: every method and property of
-/// CONTRACT.md, bound to a `Service`.
+/// The service's two interface tables, each declared once: dispatch, introspection,
+/// `Properties`, `PropertiesChanged` and the ObjectManager's dictionaries all come from them.
 extension Service {
+    /// `io.github.netactivity.NetActivity1` on the main object.
     func makeInterface() -> Interface {
-        Interface(
+        typealias Member = NetActivityBus.Member
+        typealias Name = NetActivityBus.Property
+        return Interface(
             NetActivityBus.interface,
             methods: [
-                Method("Push") { [unowned self] _ in
-                    try self.mutate { indicator throws(LedgerError) in try indicator.push() }
+                Method(Member.push) { [unowned self] _ in
+                    announce(try perform { indicator throws(LedgerError) in try indicator.push() })
                     return []
                 },
-                Method("Pop") { [unowned self] _ in
-                    try self.mutate { indicator throws(LedgerError) in try indicator.pop() }
+                Method(Member.pop) { [unowned self] _ in
+                    announce(try perform { indicator throws(LedgerError) in try indicator.pop() })
                     return []
                 },
-                Method("BeginActivity", inputs: [Argument("label", "s")], outputs: [Argument("id", "u")]) {
+                Method(Member.beginActivity, inputs: [Argument("label", "s")], outputs: [Argument("id", "u")]) {
                     [unowned self] call in
-                    let label = call.arguments[0].string ?? ""
-                    var id: ActivityID = 0
-                    try self.mutate { indicator throws(LedgerError) in
-                        let begun = try indicator.begin(owner: call.sender, label: label)
-                        id = begun.id
-                        return begun.announcement
-                    }
-                    return [.uint32(id)]
+                    [.uint32(try begin(owner: call.sender, label: call.arguments[0].string ?? ""))]
                 },
                 Method(
-                    "UpdateActivity",
+                    Member.updateActivity,
                     inputs: [Argument("id", "u"), Argument("completed", "t"), Argument("total", "t")]
                 ) { [unowned self] call in
                     let id = call.arguments[0].uint32 ?? 0
                     let completed = call.arguments[1].uint64 ?? 0
                     let total = call.arguments[2].uint64 ?? 0
-                    try self.mutate { indicator throws(LedgerError) in
-                        try indicator.update(id, by: call.sender, completed: completed, total: total)
-                    }
+                    let owner = call.sender
+                    announce(
+                        try perform { indicator throws(LedgerError) in
+                            try indicator.update(id, by: owner, completed: completed, total: total)
+                        })
                     return []
                 },
-                Method("EndActivity", inputs: [Argument("id", "u")]) { [unowned self] call in
-                    let id = call.arguments[0].uint32 ?? 0
-                    try self.mutate { indicator throws(LedgerError) in try indicator.end(id, by: call.sender) }
+                Method(Member.endActivity, inputs: [Argument("id", "u")]) { [unowned self] call in
+                    try end(call.arguments[0].uint32 ?? 0, by: call.sender)
                     return []
                 },
             ],
             properties: [
-                Property("Active", "b") { [unowned self] in .boolean(self.indicator.ledger.isActive) },
-                Property("Visible", "b") { [unowned self] in .boolean(self.indicator.isVisible) },
-                Property("Count", "u") { [unowned self] in .uint32(self.indicator.ledger.count) },
-                Property("Progress", "d") { [unowned self] in .double(self.indicator.ledger.progress) },
-                Property("Activities", "a(ussttt)") { [unowned self] in
-                    Self.encode(self.indicator.ledger.activities)
+                Property(Name.active, "b") { [unowned self] in .boolean(indicator.ledger.isActive) },
+                Property(Name.visible, "b") { [unowned self] in .boolean(indicator.isVisible) },
+                Property(Name.count, "u") { [unowned self] in .uint32(indicator.ledger.count) },
+                Property(Name.progress, "d") { [unowned self] in .double(indicator.ledger.progress) },
+                Property(Name.activities, "a(ussttt)", changeSignal: .invalidates) { [unowned self] in
+                    Self.encode(indicator.ledger.activities)
                 },
-                Property("Version", "s", changeSignal: .constant) { .string(NetActivityBus.version) },
+                Property(Name.version, "s", changeSignal: .constant) { .string(NetActivityBus.version) },
+            ])
+    }
+
+    /// `io.github.netactivity.NetActivity1.Activity` on the object of `activity`.
+    func makeActivityInterface(_ activity: Activity) -> Interface {
+        typealias Name = NetActivityBus.ActivityProperty
+        let attribution = attributions[activity.owner]
+        let unknown = NetActivityBus.unknownCredential
+        return Interface(
+            NetActivityBus.activityInterface,
+            properties: [
+                Property(Name.id, "u", changeSignal: .constant) { .uint32(activity.id) },
+                Property(Name.label, "s", changeSignal: .constant) { .string(activity.label) },
+                Property(Name.owner, "s", changeSignal: .constant) { .string(activity.owner) },
+                Property(Name.started, "t", changeSignal: .constant) { .uint64(activity.started) },
+                Property(Name.completed, "t") { .uint64(activity.completed) },
+                Property(Name.total, "t") { .uint64(activity.total) },
+                Property(Name.processID, "u") { .uint32(attribution?.processID ?? unknown) },
+                Property(Name.userID, "u") { .uint32(attribution?.userID ?? unknown) },
+                Property(Name.application, "s") { .string(attribution?.application ?? "") },
             ])
     }
 
@@ -72,23 +89,21 @@ extension Service {
             })
     }
 
-    /// The `PropertiesChanged` payload for an announcement, in a fixed order.
-    static func changes(_ announcement: Announcement) -> [(MemberName, Value)] {
-        var changed: [(MemberName, Value)] = []
-        if let active = announcement.active { changed.append((.active, .boolean(active))) }
-        if let visible = announcement.visible { changed.append((.visible, .boolean(visible))) }
-        if let count = announcement.count { changed.append((.count, .uint32(count))) }
-        if let progress = announcement.progress { changed.append((.progress, .double(progress))) }
-        if let activities = announcement.activities { changed.append((.activities, encode(activities))) }
-        return changed
+    /// The main object's properties an announcement names, in a fixed order.
+    static func names(_ announcement: Announcement) -> [MemberName] {
+        typealias Name = NetActivityBus.Property
+        var names: [MemberName] = []
+        if announcement.active != nil { names.append(Name.active) }
+        if announcement.visible != nil { names.append(Name.visible) }
+        if announcement.count != nil { names.append(Name.count) }
+        if announcement.progress != nil { names.append(Name.progress) }
+        if announcement.activitiesChanged { names.append(Name.activities) }
+        return names
     }
-}
 
-// The changing properties' names as constants: a literal would be validated on every signal.
-extension MemberName {
-    fileprivate static let active: MemberName = "Active"
-    fileprivate static let visible: MemberName = "Visible"
-    fileprivate static let count: MemberName = "Count"
-    fileprivate static let progress: MemberName = "Progress"
-    fileprivate static let activities: MemberName = "Activities"
+    static let progressNames = [NetActivityBus.ActivityProperty.completed, NetActivityBus.ActivityProperty.total]
+    static let attributionNames = [
+        NetActivityBus.ActivityProperty.processID, NetActivityBus.ActivityProperty.userID,
+        NetActivityBus.ActivityProperty.application,
+    ]
 }

@@ -7,7 +7,7 @@ extension LedgerError {
     var busError: BusError {
         let name: ErrorName = switch self {
         case .notActive: .notActive
-        case .counterLimit, .ownerLimit, .activityLimit, .idsExhausted: .limitsExceeded
+        case .counterLimit, .ownerLimit, .userLimit, .activityLimit, .idsExhausted: .limitsExceeded
         case .labelTooLong, .completedExceedsTotal: .invalidArgs
         case .unknownActivity: .unknownActivity
         case .notOwner: .accessDenied

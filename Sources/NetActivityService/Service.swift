@@ -20,9 +20,13 @@ public final class Service {
     private var server: ObjectServer?
     @exclusivity(unchecked) private var timer: EventLoop.TimerID?
     @exclusivity(unchecked) private var timerDeadline: Instant?
-    // How many activities the last Activities signal carried, to trim the heap after a big one.
-    private var announcedActivityCount = 0
     private var exitStatus: Int32 = 0
+    // Each owner connection's credentials and application, once the bus has told them.
+    private(set) var attributions: [String: Attribution] = [:]
+    // Owners whose credentials have been asked for; an owner leaves this set when it leaves.
+    private var askedOwners: Set<String> = []
+    // Past this many bytes queued for the bus, throttled signals merge instead of queueing.
+    private static let outgoingLimit = 1 << 20
 
     /// Prepares a service; nothing touches the bus until `run()`.
     public init(options: ServiceOptions, clock: any IndicatorClock = SystemClock()) throws(BusError) {
@@ -60,7 +64,18 @@ public final class Service {
         }
         self.connection = connection
         let server = ObjectServer(connection: connection)
-        server.export([makeInterface()], at: NetActivityBus.path)
+        server.export([makeInterface()], at: NetActivityBus.path, managingObjects: true)
+        server.exportSubtree(
+            Subtree(
+                names: { [unowned self] in indicator.ledger.activities.map { String($0.id) } },
+                isEmpty: { [unowned self] in indicator.ledger.activityTotal == 0 },
+                interfaces: { [unowned self] name in
+                    guard let id = NetActivityBus.activityID(at: NetActivityBus.activitiesPath.rawValue + "/" + name),
+                        let activity = indicator.ledger.activity(id)
+                    else { return nil }
+                    return [makeActivityInterface(activity)]
+                }),
+            under: NetActivityBus.activitiesPath)
         self.server = server
         connection.addFilter(for: .signal) { [unowned self] message in self.handleSignal(message) }
         loop.attach(connection)
@@ -118,7 +133,7 @@ public final class Service {
             guard arguments.count == 3, let name = arguments[0].string, name.hasPrefix(":"),
                 arguments[2].string == ""
             else { return false }
-            announce(indicator.release(owner: name))
+            release(owner: name)
             return false
         }
         if message.isSignal(.bus, "NameLost"), (try? message.arguments())?.first?.string == NetActivityBus.name.rawValue {
@@ -144,27 +159,123 @@ public final class Service {
 
     // MARK: - State changes
 
-    /// Applies a change to the indicator, announcing its effect before the caller's reply.
+    /// Applies a change to the indicator; the caller announces its effect before its reply.
     ///
     /// - Throws: the contract's `BusError` when the model refuses the change.
-    func mutate(_ change: (inout Indicator) throws(LedgerError) -> Announcement) throws(BusError) {
+    func perform<Result>(_ change: (inout Indicator) throws(LedgerError) -> Result) throws(BusError) -> Result {
+        noteBacklog()
         do {
-            announce(try change(&indicator))
+            return try change(&indicator)
         } catch {
             throw error.busError
         }
     }
 
-    private func announce(_ announcement: Announcement) {
-        if !announcement.isEmpty, let server {
-            try? server.emitPropertiesChanged(
-                interface: NetActivityBus.interface, at: NetActivityBus.path, changed: Self.changes(announcement))
+    /// `BeginActivity`: the object is announced, then the main object's changes, both before
+    /// the reply.
+    func begin(owner: String, label: String) throws(BusError) -> ActivityID {
+        // On the system bus the per-user limit needs the owner's user id before the first begin.
+        let userID = options.perUserLimits ? try credentialsNow(of: owner).userID : nil
+        let (id, announcement) = try perform { indicator throws(LedgerError) in
+            try indicator.begin(owner: owner, label: label, userID: userID)
         }
-        if let activities = announcement.activities {
-            if max(activities.count, announcedActivityCount) >= HeapTrim.threshold { HeapTrim.trim() }
-            announcedActivityCount = activities.count
+        learnAttribution(of: owner)
+        try? server?.emitInterfacesAdded(at: NetActivityBus.activityPath(id))
+        announce(announcement)
+        return id
+    }
+
+    /// `EndActivity`: the object's removal, then the main object's changes, before the reply.
+    func end(_ id: ActivityID, by owner: String) throws(BusError) {
+        let announcement = try perform { indicator throws(LedgerError) in try indicator.end(id, by: owner) }
+        try? server?.emitInterfacesRemoved(at: NetActivityBus.activityPath(id), interfaces: [NetActivityBus.activityInterface])
+        announce(announcement)
+    }
+
+    /// An owner left the bus: its activities' objects go, then the main object's changes.
+    private func release(owner: String) {
+        attributions[owner] = nil
+        askedOwners.remove(owner)
+        noteBacklog()
+        let (ended, announcement) = indicator.release(owner: owner)
+        for id in ended {
+            try? server?.emitInterfacesRemoved(
+                at: NetActivityBus.activityPath(id), interfaces: [NetActivityBus.activityInterface])
+        }
+        announce(announcement)
+        if ended.count >= HeapTrim.threshold { HeapTrim.trim() }
+    }
+
+    func announce(_ announcement: Announcement) {
+        if let server {
+            // The objects first, so a watcher that sees the new Progress already holds the
+            // activities' values behind it.
+            for id in announcement.progressOf {
+                try? server.emitPropertiesChanged(
+                    Self.progressNames, of: NetActivityBus.activityInterface, at: NetActivityBus.activityPath(id))
+            }
+            if !announcement.mainIsEmpty {
+                try? server.emitPropertiesChanged(Self.names(announcement), of: NetActivityBus.interface, at: NetActivityBus.path)
+            }
         }
         rescheduleTimer()
+    }
+
+    /// Holds throttled signals back while the bus has not taken what is already queued.
+    private func noteBacklog() {
+        guard let connection, indicator.throttleWindow > .zero else { return }
+        indicator.holdsThrottled = connection.outgoingBytes > Self.outgoingLimit
+    }
+
+    // MARK: - Attribution
+
+    /// Asks the bus, once per owner and without waiting, who `owner` is; announces it on the
+    /// owner's activity objects when the answer comes.
+    private func learnAttribution(of owner: String) {
+        guard let connection, !owner.isEmpty, attributions[owner] == nil, askedOwners.insert(owner).inserted,
+            let request = try? Self.credentialsRequest(owner)
+        else { return }
+        connection.send(request) { [weak self] result in
+            guard let self, askedOwners.contains(owner), attributions[owner] == nil,
+                case .success(let reply) = result, let attribution = Self.attribution(reply)
+            else { return }
+            attributions[owner] = attribution
+            for id in indicator.ledger.activityIDs(owner: owner) {
+                try? server?.emitPropertiesChanged(
+                    Self.attributionNames, of: NetActivityBus.activityInterface, at: NetActivityBus.activityPath(id))
+            }
+        }
+    }
+
+    /// Asks the bus who `owner` is and waits for the answer (one round trip), for the system
+    /// bus's per-user limit.
+    private func credentialsNow(of owner: String) throws(BusError) -> Attribution {
+        if let known = attributions[owner] { return known }
+        guard let connection else { throw BusError(.disconnected, "not connected to the bus") }
+        let reply = try connection.call(try Self.credentialsRequest(owner), timeout: .seconds(5))
+        guard let attribution = Self.attribution(reply) else {
+            throw BusError(.accessDenied, "the bus did not tell the caller's user id")
+        }
+        attributions[owner] = attribution
+        askedOwners.insert(owner)
+        return attribution
+    }
+
+    private static func credentialsRequest(_ owner: String) throws(BusError) -> Message {
+        try Message.methodCall(
+            destination: .bus, path: "/org/freedesktop/DBus", interface: .bus, member: "GetConnectionCredentials",
+            arguments: [.string(owner)])
+    }
+
+    /// The attribution in a `GetConnectionCredentials` reply; nil without a user id.
+    private static func attribution(_ reply: Message) -> Attribution? {
+        guard let entries = (try? reply.arguments())?.first?.stringKeyedEntries,
+            let userID = entries["UnixUserID"]?.unwrapped?.uint32
+        else { return nil }
+        let processID = entries["ProcessID"]?.unwrapped?.uint32
+        return Attribution(
+            processID: processID ?? NetActivityBus.unknownCredential, userID: userID,
+            application: processID.map(Attribution.application(ofProcess:)) ?? "")
     }
 
     /// Keeps one loop timer at the model's next deadline; none at all while nothing is pending.
@@ -176,10 +287,13 @@ public final class Service {
         timerDeadline = deadline
         guard let deadline else { return }
         let now = clock.now
-        let delay = now < deadline ? now.duration(to: deadline) : .zero
+        var delay = now < deadline ? now.duration(to: deadline) : .zero
+        // While the bus is backed up, look again a window later rather than at every deadline.
+        if indicator.holdsThrottled { delay = max(delay, indicator.throttleWindow) }
         timer = loop.schedule(after: delay) { [unowned self] in
             self.timer = nil
             self.timerDeadline = nil
+            self.noteBacklog()
             self.announce(self.indicator.advance())
         }
     }

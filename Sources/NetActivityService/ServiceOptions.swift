@@ -8,6 +8,9 @@ public struct ServiceOptions: Equatable, Sendable {
     public var bus: BusAddress = .session
     /// Take the name over from a running instance.
     public var replace = false
+    /// System-bus mode: the per-user limit holds, so the first `BeginActivity` of each
+    /// connection waits for its credentials. Set by `--system`.
+    public var perUserLimits = false
     /// Throttle window, debounce delays.
     public var settings = IndicatorSettings()
 
@@ -31,7 +34,8 @@ public struct ServiceOptions: Equatable, Sendable {
         Owns io.github.netactivity.NetActivity1: the desktop's network activity indicator.
 
         Options:
-          --system                  serve on the system bus instead of the session bus
+          --system                  system-bus mode: serve on the system bus (or the one --address
+                                    names) with a limit of 1024 activities per user id as well
           --address ADDR            serve on the bus at ADDR (e.g. unix:path=/run/user/1000/bus)
           --replace                 take the name over from a running instance (which exits 0)
           --throttle-ms N           window for Count, Progress and Activities signals in ms
@@ -74,18 +78,15 @@ public struct ServiceOptions: Equatable, Sendable {
                 return .version
             case "--system":
                 try noValue()
-                if let explicitBus, explicitBus != flag {
-                    throw UsageError(description: "--system and \(explicitBus) cannot be combined")
-                }
-                explicitBus = flag
-                options.bus = .system
+                options.perUserLimits = true
+                if explicitBus == nil { options.bus = .system }
             case "--address":
                 let address = try value()
-                if let explicitBus, explicitBus != flag {
-                    throw UsageError(description: "--address and \(explicitBus) cannot be combined")
-                }
                 guard !address.isEmpty else { throw UsageError(description: "--address needs a non-empty address") }
-                explicitBus = flag
+                if let explicitBus, explicitBus != address {
+                    throw UsageError(description: "--address given twice ('\(explicitBus)' and '\(address)')")
+                }
+                explicitBus = address
                 options.bus = .address(address)
             case "--replace":
                 try noValue()

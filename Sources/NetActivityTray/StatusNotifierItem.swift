@@ -9,12 +9,16 @@ final class StatusNotifierItem {
     private let options: TrayOptions
     /// What the item shows now; the property getters read it.
     private(set) var appearance: TrayAppearance
+    /// `IconPixmap`: the ring drawn for `appearance.ring` at every size, or no pixmaps. Drawn
+    /// once per change of the percent, not per read.
+    private var iconPixmap: Value
 
     /// Exports the item at `/StatusNotifierItem` on `server`, showing `initial`.
     init(server: ObjectServer, options: TrayOptions, initial: TrayAppearance) {
         self.server = server
         self.options = options
         self.appearance = initial
+        iconPixmap = Self.pixmaps(ring: initial.ring)
         server.export([interface], at: StatusNotifierNames.itemPath)
     }
 
@@ -23,6 +27,7 @@ final class StatusNotifierItem {
     /// - Throws: `BusError` if a signal could not be queued (the connection is gone).
     func show(_ next: TrayAppearance) throws(BusError) {
         let changes = appearance.changes(to: next)
+        if next.ring != appearance.ring { iconPixmap = Self.pixmaps(ring: next.ring) }
         appearance = next
         for change in changes {
             switch change {
@@ -35,6 +40,19 @@ final class StatusNotifierItem {
 
     private func emit(_ member: MemberName, _ arguments: [Value] = []) throws(BusError) {
         try server.emit(member, interface: StatusNotifierNames.itemInterface, at: StatusNotifierNames.itemPath, arguments: arguments)
+    }
+
+    /// The `a(iiay)` value of the ring at `ring` percent, empty without one.
+    static func pixmaps(ring: Int?) -> Value {
+        let pictures = ring.map(ProgressRing.pixmaps) ?? []
+        return .array(
+            element: "(iiay)",
+            pictures.map { picture in
+                .structure([
+                    .int32(Int32(picture.width)), .int32(Int32(picture.height)),
+                    .array(element: "y", picture.bytes.map(Value.byte)),
+                ])
+            })
     }
 
     // MARK: - The interface table
@@ -69,7 +87,7 @@ final class StatusNotifierItem {
                 fixed("Menu", "o", .objectPath(StatusNotifierNames.noMenu)),
                 fixed("ItemIsMenu", "b", .boolean(false)),
                 live("IconName", "s") { .string($0.iconName) },
-                fixed("IconPixmap", "a(iiay)", noPixmaps),
+                Property("IconPixmap", "a(iiay)", changeSignal: .none) { [unowned self] in iconPixmap },
                 fixed("OverlayIconName", "s", .string("")),
                 fixed("OverlayIconPixmap", "a(iiay)", noPixmaps),
                 fixed("AttentionIconName", "s", .string(options.activeIcon)),

@@ -20,6 +20,12 @@ public final class Tray: @unchecked Sendable {
     private var item: StatusNotifierItem?
     private var registration: WatcherRegistration?
     private var exitStatus: Int32 = 0
+    /// At most four drawings of the ring a second.
+    private var pacer = RingPacer(interval: .milliseconds(250))
+    /// The last state observed, offered again when a held drawing is due.
+    private var latest = IndicatorSnapshot()
+    /// The one-shot timer for a held drawing; nil (no wake-up at all) while none is held.
+    private var heldDrawing: EventLoop.TimerID?
 
     /// Prepares a tray item; nothing touches the bus until `run()`.
     ///
@@ -115,8 +121,22 @@ public final class Tray: @unchecked Sendable {
 
     private func show(_ state: IndicatorSnapshot) {
         guard let item else { return }
+        latest = state
+        let now = ContinuousClock.now
+        let (appearance, retryAt) = pacer.pace(TrayAppearance(state, options: options), replacing: item.appearance, at: now)
+        if let retryAt {
+            if heldDrawing == nil {
+                heldDrawing = loop.schedule(after: retryAt - now) { [unowned self] in
+                    heldDrawing = nil
+                    show(latest)
+                }
+            }
+        } else if let heldDrawing {
+            loop.cancel(heldDrawing)
+            self.heldDrawing = nil
+        }
         do {
-            try item.show(TrayAppearance(state, options: options))
+            try item.show(appearance)
         } catch {
             Self.report("cannot announce the item's change: \(error.message)")
         }

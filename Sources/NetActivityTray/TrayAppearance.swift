@@ -29,17 +29,26 @@ public struct TrayAppearance: Equatable, Sendable {
 
     /// `Active` while the indicator is visible, `Passive` otherwise.
     public var status: Status
-    /// The themed icon name (or icon path) of `IconName`.
-    public var iconName: String
+    /// The themed icon name (or icon path) shown when no ring is drawn.
+    public var themeIcon: String
+    /// The whole percent the drawn ring shows, nil for the theme icon.
+    public var ring: Int?
     /// The `ToolTip` text.
     public var toolTip: ToolTip
 
+    /// The `IconName` property: empty while the ring is drawn, since hosts prefer a name to
+    /// the pixmaps.
+    public var iconName: String { ring == nil ? themeIcon : "" }
+
     /// The appearance for `state`: `Active` with the activity icon while `Visible`, `Passive`
     /// with the idle icon otherwise; the tooltip lists live activities whatever `Visible` says.
+    /// While `Active` with a known overall progress, and `options.progressRing`, a ring drawn
+    /// to the whole percent (rounded down) takes the activity icon's place.
     public init(_ state: IndicatorSnapshot, options: TrayOptions) {
         let shown = state.visible && state.serviceAvailable
         status = shown ? .active : .passive
-        iconName = shown ? options.activeIcon : options.idleIcon
+        themeIcon = shown ? options.activeIcon : options.idleIcon
+        ring = shown && options.progressRing ? state.progress.map(Self.wholePercent) : nil
         toolTip = ToolTip(title: Self.title, description: Self.describe(state))
     }
 
@@ -47,7 +56,7 @@ public struct TrayAppearance: Equatable, Sendable {
     public func changes(to next: TrayAppearance) -> [Change] {
         var changes: [Change] = []
         if next.status != status { changes.append(.status(next.status)) }
-        if next.iconName != iconName { changes.append(.icon) }
+        if next.iconName != iconName || next.ring != ring { changes.append(.icon) }
         if next.toolTip != toolTip { changes.append(.toolTip) }
         return changes
     }
@@ -77,7 +86,12 @@ public struct TrayAppearance: Equatable, Sendable {
     }
 
     static func percent(_ fraction: Double) -> String {
-        "\(Int((min(1, max(0, fraction)) * 100).rounded(.down)))%"
+        "\(wholePercent(fraction))%"
+    }
+
+    /// `fraction` of 0...1 as a whole percent, rounded down: 100 only when complete.
+    static func wholePercent(_ fraction: Double) -> Int {
+        Int((min(1, max(0, fraction)) * 100).rounded(.down))
     }
 
     /// Labels come from other processes; hosts render the description as markup.

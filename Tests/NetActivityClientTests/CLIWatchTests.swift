@@ -136,7 +136,12 @@ func jsonObject(_ line: String) throws -> [String: Any] {
 
         let id = try probe.begin("Update packages")
         try probe.call("UpdateActivity", [.uint32(id), .uint64(50), .uint64(100)])
-        let progress = try jsonObject(try watch.next("a percentage") { try jsonObject($0)["percentage"] != nil })
+        // The overall Progress and the activity's own progress arrive in separate signals
+        // (contract version 2): wait for the line that has both.
+        let progress = try jsonObject(try watch.next("a percentage and the activity's progress") {
+            let line = try jsonObject($0)
+            return line["percentage"] != nil && (line["tooltip"] as? String)?.contains("Update packages 50%") == true
+        })
         #expect((progress["percentage"] as? NSNumber)?.intValue == 50)
         #expect(progress["class"] as? String == "active")
         #expect(progress["text"] as? String == "⇅ 2 50%")

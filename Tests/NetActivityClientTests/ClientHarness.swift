@@ -158,6 +158,11 @@ final class Probe: @unchecked Sendable {
         return elements.compactMap(ActivityInfo.init)
     }
 
+    /// The labels of the service's activities but those behind the library's `push()`.
+    func labels() throws -> [String] {
+        try activities().map(\.label).filter { $0 != NetActivityClient.pushLabel }
+    }
+
     /// The service's activity labelled `label`, if there is exactly one.
     func activity(_ label: String) throws -> ActivityInfo? {
         let matching = try activities().filter { $0.label == label }
@@ -231,6 +236,11 @@ private final class StateBox: Sendable {
     private let recorded = Mutex<[IndicatorSnapshot]>([])
     func append(_ state: IndicatorSnapshot) { recorded.withLock { $0.append(state) } }
     var states: [IndicatorSnapshot] { recorded.withLock { $0 } }
+}
+
+extension IndicatorSnapshot {
+    /// The labels of the activities but those behind the library's `push()`.
+    var labels: [String] { activities.map(\.label).filter { $0 != NetActivityClient.pushLabel } }
 }
 
 /// A compact rendering of states for failure messages.

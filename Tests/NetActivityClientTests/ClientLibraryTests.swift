@@ -35,31 +35,45 @@ import Glibc
         #expect(problems.all.isEmpty)
     }
 
-    @Test func popPastZeroReportsNotActiveAndKeepsWorking() async throws {
+    @Test func popWithoutPushIsReportedAndChangesNothing() async throws {
         let service = try ServiceOnBus()
         let problems = ProblemLog()
         let client = service.client(problems)
         let probe = try service.probe()
+        try probe.call(NetActivityBus.Member.push)  // a script's push on the shared counter
 
         client.pop()
         await client.flush()
         #expect(problems.all.count == 1)
-        let problem = try #require(problems.all.first)
-        #expect(problem.contains("Pop"), "the problem names the refused call: \(problem)")
-        #expect(problem.contains("already 0"), "the problem carries the service's NotActive message: \(problem)")
-        #expect(try probe.count() == 0)
+        #expect(problems.all.first?.contains("without a matching push()") == true, "\(problems.all)")
+        #expect(try probe.count() == 1, "the library's pop never touches the shared counter")
 
         // Nothing is left owing: a later push/pop pair is exact.
         client.push()
         await client.flush()
-        #expect(try probe.count() == 1)
+        #expect(try probe.count() == 2)
+        #expect(try probe.activities().map(\.label) == [NetActivityClient.pushLabel])
         client.pop()
         await client.flush()
-        #expect(try probe.count() == 0)
+        #expect(try probe.count() == 1)
         #expect(problems.all.count == 1)
     }
 
-    // MARK: - Tracked activities
+    @Test func pushesEndMostRecentFirst() async throws {
+        let service = try ServiceOnBus()
+        let client = service.client(ProblemLog())
+        let probe = try service.probe()
+        client.push()
+        await client.flush()
+        let first = try #require(try probe.activities().first).id
+        client.push()
+        client.pop()
+        await client.flush()
+        #expect(try probe.activities().map(\.id) == [first])
+        client.pop()
+        await client.flush()
+        #expect(try probe.count() == 0)
+    }
 
     @Test func beginReportAndEndShowInTheService() async throws {
         let service = try ServiceOnBus()
@@ -168,21 +182,39 @@ import Glibc
         }
     }
 
-    @Test func aRefusedActivityIsReportedAndStaysLocal() async throws {
+    @Test func aLabelTooLongIsCutToTheServicesLimit() async throws {
         let service = try ServiceOnBus()
         let problems = ProblemLog()
         let client = service.client(problems)
         let probe = try service.probe()
 
-        let tooLong = client.begin(String(repeating: "x", count: 300))
+        let tooLong = client.begin(String(repeating: "é", count: 200))
         tooLong.report(completed: 1, total: 2)
-        let fine = client.begin("fine")
+        await client.flush()
+        #expect(problems.all.isEmpty, "\(problems.all)")
+        let label = try #require(try probe.activities().first?.label)
+        #expect(label.utf8.count == NetActivityBus.Limits.labelBytes)
+        #expect(label == String(repeating: "é", count: NetActivityBus.Limits.labelBytes / 2))
+        tooLong.end()
+        await client.flush()
+        #expect(try probe.count() == 0)
+    }
+
+    @Test func anActivityPastTheServicesLimitIsReportedAndStaysLocal() async throws {
+        let service = try ServiceOnBus()
+        let problems = ProblemLog()
+        let client = service.client(problems)
+        let probe = try service.probe()
+
+        let held = (0..<NetActivityBus.Limits.activitiesPerOwner).map { client.begin("held \($0)") }
+        let refused = client.begin("one too many")
+        refused.report(completed: 1, total: 2)
         await client.flush()
         #expect(problems.all.count == 1, "\(problems.all)")
-        #expect(problems.all.first?.contains("cannot track") == true, "\(problems.all)")
-        #expect(try probe.activities().map(\.label) == ["fine"])
-        tooLong.end()
-        fine.end()
+        #expect(problems.all.first?.contains("cannot track 'one too many'") == true, "\(problems.all)")
+        #expect(try probe.count() == UInt32(NetActivityBus.Limits.activitiesPerOwner))
+        refused.end()
+        for activity in held { activity.end() }
         await client.flush()
         #expect(try probe.count() == 0)
         #expect(problems.all.count == 1, "\(problems.all)")
@@ -313,7 +345,7 @@ import Glibc
         #expect(state.active)
         #expect(state.count == 2)
         #expect(state.progress == 0.75)
-        #expect(state.activities.map(\.label) == ["snap"])
+        #expect(state.labels == ["snap"])
         activity.end()
         client.pop()
         await client.flush()

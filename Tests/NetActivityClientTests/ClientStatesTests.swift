@@ -25,7 +25,7 @@ import Glibc
         #expect(first.active)
         #expect(first.count == 2)
         #expect(first.progress == 0.5)
-        #expect(first.activities.map(\.label) == ["already running"])
+        #expect(first.labels == ["already running"])
         activity.end()
         client.pop()
         await client.flush()

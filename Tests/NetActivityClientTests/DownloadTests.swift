@@ -3,13 +3,14 @@ import DBus
 import Foundation
 import NetActivity
 import NetActivityContract
+import NetActivityURLSession
 import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// `download(_:)` against a loopback HTTP server: the activity lives exactly as long as the
+/// The deprecated `download(_:)` against a loopback HTTP server: the activity lives exactly as long as the
 /// transfer, whatever way it ends.
 @Suite struct DownloadTests {
     static func body(_ count: Int) -> [UInt8] {

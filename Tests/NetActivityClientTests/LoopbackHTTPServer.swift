@@ -117,17 +117,38 @@ final class HTTPExchange: @unchecked Sendable {
     }
 
     /// Reads up to the blank line that ends the request head; false if the client went away.
+    /// Body bytes that came with the head are counted in `bodyPrefix`.
     func readRequestHead() -> Bool {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while !bytes.ends(with: Array("\r\n\r\n".utf8)) {
+        let terminator = Array("\r\n\r\n".utf8)
+        while true {
+            if let end = bytes.endOfFirst(terminator) {
+                requestHead = String(decoding: bytes[..<end], as: UTF8.self)
+                bodyPrefix = bytes.count - end
+                return true
+            }
             guard waitReadable() else { return false }
             let count = recv(descriptor, &buffer, buffer.count, 0)
             guard count > 0 else { return false }
             bytes += buffer[..<count]
         }
-        requestHead = String(decoding: bytes, as: UTF8.self)
-        return true
+    }
+
+    /// Request body bytes read together with the head.
+    private(set) var bodyPrefix = 0
+
+    /// Reads and discards a request body of `count` bytes (bytes read with the head count
+    /// too); returns how many arrived before the client stopped sending.
+    func readBody(count: Int) -> Int {
+        var received = bodyPrefix
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while received < count, waitReadable() {
+            let got = recv(descriptor, &buffer, buffer.count, 0)
+            guard got > 0 else { break }
+            received += got
+        }
+        return received
     }
 
     /// Sends a status line and headers (with `Content-Length` when given).
@@ -217,7 +238,25 @@ final class ThreadLatch: @unchecked Sendable {
 }
 
 extension Array where Element: Equatable {
-    fileprivate func ends(with suffix: [Element]) -> Bool {
-        count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
+    /// The index just past the first occurrence of `pattern`.
+    fileprivate func endOfFirst(_ pattern: [Element]) -> Int? {
+        guard count >= pattern.count else { return nil }
+        for start in 0...(count - pattern.count) where self[start..<(start + pattern.count)].elementsEqual(pattern) {
+            return start + pattern.count
+        }
+        return nil
+    }
+}
+
+extension HTTPExchange {
+    /// The value of request header `name` (case-insensitive), if present.
+    func header(_ name: String) -> String? {
+        for line in requestHead.split(separator: "\r\n").dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            if line[..<colon].lowercased() == name.lowercased() {
+                return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return nil
     }
 }

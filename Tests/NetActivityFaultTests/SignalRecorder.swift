@@ -64,22 +64,21 @@ final class SignalRecorder: @unchecked Sendable {
 }
 
 extension SignalRecorder {
-    /// Signals that report a state that never existed: Active false with Count > 0, Active true
-    /// with Count 0, or more activities than Count.
+    /// Signals after which a watcher holding every value announced so far would see a state
+    /// that never existed: Active false with Count > 0, or Active true with Count 0.
     var impossibleSignals: [[String: Value]] {
-        recorded.filter { signal in
-            let active = signal["Active"]?.bool
-            let count = signal["Count"]?.uint32
-            let activities = signal["Activities"]?.elements?.count
-            if let active, let count, active != (count > 0) { return true }
-            if let count, let activities, UInt32(activities) > count { return true }
-            return false
+        var active = false
+        var count: UInt32 = 0
+        return recorded.filter { signal in
+            if let flag = signal["Active"]?.bool { active = flag }
+            if let number = signal["Count"]?.uint32 { count = number }
+            return signal["Active"] != nil && active != (count > 0)
         }
     }
 
-    /// How many signals carried `Count`.
+    /// How many signals carried `Count` through its throttle, not with an `Active` change.
     var countSignals: Int {
-        recorded.filter { $0["Count"] != nil }.count
+        recorded.filter { $0["Count"] != nil && $0["Active"] == nil }.count
     }
 
     /// Waits until the merged state's `Count` is `count`, which the throttle guarantees by the

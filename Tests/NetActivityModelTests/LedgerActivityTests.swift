@@ -194,7 +194,7 @@ struct LedgerActivityTests {
         #expect(ledger.activityCount(owner: ":1.1") == 1)
         try ledger.end(id, by: ":1.1")
         let before = LedgerSnapshot(ledger)
-        #expect(ledger.release(owner: ":1.1") == 0)
+        #expect(ledger.release(owner: ":1.1").count == 0)
         #expect(LedgerSnapshot(ledger) == before)
         #expect(ledger.count == 0 && ledger.activities.isEmpty)
     }
@@ -262,12 +262,12 @@ struct LedgerActivityTests {
         _ = try ledger.begin(1_024, owner: ":1.1")
         let kept = try ledger.begin(3, owner: ":1.2")
         try ledger.push()
-        #expect(ledger.release(owner: ":1.1") == 1_024)
+        #expect(ledger.release(owner: ":1.1").count == 1_024)
         #expect(ledger.activityCount(owner: ":1.1") == 0)
         #expect(ledger.activities.map(\.id) == kept)
         #expect(ledger.count == 4)
-        #expect(ledger.release(owner: ":1.1") == 0)
-        #expect(ledger.release(owner: ":1.99") == 0)
+        #expect(ledger.release(owner: ":1.1").count == 0)
+        #expect(ledger.release(owner: ":1.99").count == 0)
     }
 
     @Test func tenOwnersOfAThousandActivitiesAreCheap() throws {
@@ -281,8 +281,40 @@ struct LedgerActivityTests {
             try ledger.end(activity.id, by: activity.owner)
         }
         for owner in owners {
-            #expect(ledger.release(owner: owner) == 512)
+            #expect(ledger.release(owner: owner).count == 512)
         }
         #expect(!ledger.isActive)
+    }
+}
+
+/// The per-user limit, for the system bus: owners of one user id share 1,024 activities.
+struct LedgerUserLimitTests {
+    @Test func ownersOfOneUserShareTheLimit() throws {
+        var ledger = Ledger()
+        for index in 0..<Ledger.maximumActivitiesPerUser {
+            _ = try ledger.begin(owner: ":1.\(index % 4)", label: "x", started: 0, userID: 1000)
+        }
+        #expect(throws: LedgerError.userLimit(userID: 1000, limit: 1_024)) {
+            try ledger.begin(owner: ":1.99", label: "x", started: 0, userID: 1000)
+        }
+        #expect(ledger.activityCount(userID: 1000) == 1_024)
+        _ = try ledger.begin(owner: ":1.100", label: "x", started: 0, userID: 0)
+        #expect(ledger.release(owner: ":1.0").count == 256)
+        #expect(ledger.activityCount(userID: 1000) == 768)
+        let id = try ledger.begin(owner: ":1.99", label: "x", started: 0, userID: 1000)
+        try ledger.end(id, by: ":1.99")
+        #expect(ledger.activityCount(userID: 1000) == 768)
+    }
+
+    @Test func theGlobalLimitIsSixtyFiveThousand() throws {
+        var ledger = Ledger()
+        for owner in 0..<64 {
+            for _ in 0..<Ledger.maximumActivitiesPerOwner { _ = try ledger.begin(owner: ":1.\(owner)", label: "", started: 0) }
+        }
+        #expect(ledger.count == 65_536)
+        #expect(throws: LedgerError.activityLimit(limit: 65_536)) {
+            try ledger.begin(owner: ":1.999", label: "", started: 0)
+        }
+        #expect(ledger.count == 65_536)
     }
 }

@@ -127,7 +127,7 @@ import Testing
             ".Visible": ["property", "b", "false", "emits-change"],
             ".Count": ["property", "u", "0", "emits-change"],
             ".Progress": ["property", "d", "-1", "emits-change"],
-            ".Activities": ["property", "a(ussttt)", "0", "emits-change"],
+            ".Activities": ["property", "a(ussttt)", "0", "emits-invalidation"],
         ]
         for (member, columns) in expected {
             #expect(rows[member] == columns, "\(member) in:\n\(result.stdout)")
@@ -196,12 +196,12 @@ import Testing
         let id = try #require(UInt32(match.1))
         #expect(id != 0)
 
-        // The activity existed (it was announced) and ended when gdbus left the bus.
+        // The activity existed (its object was announced) and ended when gdbus left the bus.
         var seen = false
         while !seen, let changed = watcher.nextPropertiesChanged(timeout: .seconds(10)) {
-            seen = changed["Activities"]?.elements?.contains { $0.fields?.first == .uint32(id) } ?? false
+            seen = changed["Count"] == .uint32(1) && changed["Activities"] == invalidated
         }
-        #expect(seen, "no PropertiesChanged listed activity \(id)")
+        #expect(seen, "no PropertiesChanged announced activity \(id)")
         try waitUntil("gdbus's activity to end once gdbus has exited") { try watcher.count() == 0 }
 
         let ended = try gdbusCall(service, "UpdateActivity", ["\(id)", "1", "2"])

@@ -127,11 +127,10 @@ final class TestClient: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             guard let message = nextMessage(timeout: ContinuousClock.now.duration(to: deadline)) else { return nil }
-            guard message.isSignal(.properties, "PropertiesChanged"),
-                let arguments = try? message.arguments(), arguments.count == 3,
-                let changed = arguments[1].stringKeyedEntries
+            guard message.isSignal(.properties, "PropertiesChanged"), message.path == NetActivityBus.path,
+                let changed = serviceProperties(in: message)
             else { continue }
-            return changed.compactMapValues(\.unwrapped)
+            return changed
         }
         return nil
     }
@@ -248,8 +247,15 @@ func serviceProperties(in message: Message) -> [String: Value]? {
         arguments[0].string == NetActivityBus.interface.rawValue,
         let changed = arguments[1].stringKeyedEntries
     else { return nil }
-    return changed.compactMapValues(\.unwrapped)
+    var properties = changed.compactMapValues(\.unwrapped)
+    for name in arguments[2].elements ?? [] {
+        if let name = name.string { properties[name] = invalidated }
+    }
+    return properties
 }
+
+/// Stands for a property named in PropertiesChanged's invalidated list (Activities).
+let invalidated = Value.string("(invalidated)")
 
 /// The ids in an `Activities` value, `a(ussttt)`; nil if it is not one.
 func activityIDs(in value: Value?) -> [UInt32]? {

@@ -48,7 +48,7 @@ import Testing
         let interfaces = Set(root.elements(forName: "interface").compactMap { $0.attribute(forName: "name")?.stringValue })
         #expect(interfaces == [
             NetActivityBus.interface.rawValue, InterfaceName.properties.rawValue,
-            InterfaceName.introspectable.rawValue, InterfaceName.peer.rawValue,
+            InterfaceName.introspectable.rawValue, InterfaceName.peer.rawValue, InterfaceName.objectManager.rawValue,
         ])
     }
 
@@ -101,10 +101,34 @@ import Testing
         ])
         for (name, property) in checkedIn.properties {
             #expect(property.access == "read", "\(name)")
-            #expect(
-                property.annotations == [InterfaceShape.emitsChangedSignal: name == "Version" ? "const" : "true"],
-                "\(name)")
+            let expected = switch name {
+            case "Version": "const"
+            case "Activities": "invalidates"
+            default: "true"
+            }
+            #expect(property.annotations == [InterfaceShape.emitsChangedSignal: expected], "\(name)")
         }
+    }
+
+    @Test func runningActivityObjectEqualsTheCheckedInXML() throws {
+        let file = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("dbus/io.github.netactivity.NetActivity1.xml")
+        let checkedIn = try InterfaceShape(
+            named: NetActivityBus.activityInterface.rawValue, in: String(contentsOf: file, encoding: .utf8),
+            source: file.path)
+        let service = try ServiceUnderTest()
+        let client = try service.client()
+        let id = try client.begin("introspected")
+        let running = try InterfaceShape(
+            named: NetActivityBus.activityInterface.rawValue, in: try client.introspect(NetActivityBus.activityPath(id)),
+            source: "Introspect of a running activity object")
+        let differences = running.differences(from: checkedIn)
+        #expect(differences.isEmpty, "activity object and \(file.lastPathComponent) differ:\n\(differences.joined(separator: "\n"))")
+        #expect(checkedIn.properties.mapValues(\.type) == [
+            "Id": "u", "Label": "s", "Owner": "s", "Started": "t", "Completed": "t", "Total": "t",
+            "ProcessID": "u", "UserID": "u", "Application": "s",
+        ])
     }
 
     // MARK: - Peer

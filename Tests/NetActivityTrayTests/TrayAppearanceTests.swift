@@ -82,4 +82,40 @@ import Testing
         let shown = TrayAppearance(IndicatorSnapshot(active: true, visible: true, count: 1), options: sameIcon)
         #expect(idle.changes(to: shown) == [.status(.active), .toolTip])
     }
+
+    // MARK: - The progress ring
+
+    @Test func aKnownProgressWhileVisibleDrawsTheRingInPlaceOfTheIconName() {
+        let state = IndicatorSnapshot(active: true, visible: true, count: 1, progress: 0.257)
+        let look = TrayAppearance(state, options: options)
+        #expect(look.ring == 25)
+        #expect(look.iconName == "")
+        #expect(look.status == .active)
+    }
+
+    @Test func noRingWithoutProgressWhileHiddenOrWhenTurnedOff() {
+        let unknown = IndicatorSnapshot(active: true, visible: true, count: 1)
+        #expect(TrayAppearance(unknown, options: options).ring == nil)
+        #expect(TrayAppearance(unknown, options: options).iconName == "network-transmit-receive")
+
+        let hidden = IndicatorSnapshot(active: true, visible: false, count: 1, progress: 0.5)
+        #expect(TrayAppearance(hidden, options: options).ring == nil)
+        #expect(TrayAppearance(hidden, options: options).iconName == "network-idle")
+
+        let shown = IndicatorSnapshot(active: true, visible: true, count: 1, progress: 0.5)
+        let plain = TrayAppearance(shown, options: TrayOptions(progressRing: false))
+        #expect(plain.ring == nil && plain.iconName == "network-transmit-receive")
+    }
+
+    @Test func onlyANewWholePercentIsANewIcon() {
+        func look(_ progress: Double?) -> TrayAppearance {
+            TrayAppearance(IndicatorSnapshot(active: true, visible: true, count: 1, progress: progress), options: options)
+        }
+        #expect(look(0.250).changes(to: look(0.259)).isEmpty)
+        #expect(look(0.259).changes(to: look(0.26)) == [.icon])
+        #expect(look(nil).changes(to: look(0.1)) == [.icon])
+        #expect(look(0.1).changes(to: look(nil)) == [.icon])
+        #expect(look(0.999).ring == 99)
+        #expect(look(1).ring == 100)
+    }
 }

@@ -13,13 +13,17 @@ import Testing
             #expect(result.exitStatus == 0, "\(arguments): \(result)")
             #expect(result.stdout.hasPrefix("Usage: netactivity tray"), "\(arguments): \(result)")
             #expect(result.stdout.contains("--icon NAME") && result.stdout.contains("--idle-icon NAME"))
+            #expect(result.stdout.contains("--no-progress-ring"))
             #expect(result.stderr.isEmpty)
         }
         let main = try netactivity(["--help"])
-        #expect(main.stdout.contains("tray [--icon NAME] [--idle-icon NAME]"), "\(main)")
+        #expect(main.stdout.contains("tray [--icon NAME] [--idle-icon NAME] [--no-progress-ring]"), "\(main)")
     }
 
-    @Test(arguments: [["tray", "--icon"], ["tray", "--idle-icon"], ["tray", "--icon="], ["tray", "--frob"], ["tray", "extra"]])
+    @Test(arguments: [
+        ["tray", "--icon"], ["tray", "--idle-icon"], ["tray", "--icon="], ["tray", "--frob"], ["tray", "extra"],
+        ["tray", "--no-progress-ring=yes"],
+    ])
     func usageErrorsExit2WithOneLine(_ arguments: [String]) throws {
         let result = try netactivity(arguments)
         #expect(result.exitStatus == 2, "\(result)")

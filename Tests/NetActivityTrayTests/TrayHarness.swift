@@ -73,9 +73,11 @@ final class TrayOnBus: @unchecked Sendable {
     // MARK: The tray
 
     /// Starts `netactivity --address <bus> tray <arguments>` and waits until it owns its item name.
+    /// `executable` replaces the built `netactivity` (a release build, for measurements).
     @discardableResult
-    func startTray(_ arguments: [String] = []) throws -> ChildProcess {
-        let process = try ChildProcess(try builtProduct("netactivity"), ["--address", address, "tray"] + arguments)
+    func startTray(_ arguments: [String] = [], executable: String? = nil) throws -> ChildProcess {
+        let process = try ChildProcess(
+            try executable ?? builtProduct("netactivity"), ["--address", address, "tray"] + arguments)
         tray = process
         let name = Self.itemName(of: process)
         try waitUntil("netactivity tray (pid \(process.pid)) to own \(name)") {

@@ -11,7 +11,9 @@ import Glibc
 /// A real tray host: XFCE's panel with its status tray plugin (which owns the
 /// StatusNotifierWatcher and draws items) on a headless X server. Opt-in with
 /// `NETACTIVITY_TRAY_XVFB=1`; needs the Debian packages xvfb, xfce4-panel and x11-apps, and
-/// netpbm to keep PNG screenshots in `$NETACTIVITY_TRAY_SCREENSHOTS` when that is set.
+/// netpbm to keep PNG screenshots in `$NETACTIVITY_TRAY_SCREENSHOTS` when that is set (the
+/// README's `docs/images/tray-progress-ring.png` is cut from `tray-ring-25`, `tray-ring-75` and
+/// `tray-theme-icon`).
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["NETACTIVITY_TRAY_XVFB"] == "1"))
 struct XfcePanelTests {
     @Test func theIconAppearsInXfcesTrayWhileActiveAndAfterThePanelRestarts() throws {
@@ -60,6 +62,47 @@ struct XfcePanelTests {
         }
         panel.send(signal: SIGTERM)
         _ = try? panel.waitForExit(timeout: .seconds(10))
+    }
+
+    @Test func theProgressRingShowsInXfcesTrayAndTheThemeIconWithoutATotal() throws {
+        for tool in ["Xvfb", "xfce4-panel", "xwd"] where executablePath(tool) == nil {
+            throw BusTestError("\(tool) is not installed; apt-get install xvfb xfce4-panel x11-apps")
+        }
+        let desktop = try HeadlessDesktop()
+        let bus = try TrayOnBus(
+            serviceArguments: TrayOnBus.quick,
+            bus: try PrivateBus(serviceDirectories: ["/usr/share/dbus-1/services"], environment: desktop.environment))
+        let panel = try desktop.startPanel(bus: bus)
+        defer {
+            panel.send(signal: SIGTERM)
+            _ = try? panel.waitForExit(timeout: .seconds(10))
+        }
+        try bus.startTray()
+        let item = try bus.itemName
+        try waitUntil("xfce4-panel's watcher to list \(item)", timeout: .seconds(20)) {
+            try registeredItems(bus).contains { $0.hasPrefix(item.rawValue) }
+        }
+        let idle = try desktop.screenshot("idle")
+        let observer = try bus.observeItem()
+
+        let download = try bus.begin("Download")
+        try bus.callService("UpdateActivity", [.uint32(download), .uint64(25), .uint64(100)])
+        try observer.wait(for: "the ring at 25%") { try $0.string("Status") == "Active" && $0.string("IconName") == "" }
+        let quarter = try desktop.settledScreenshot("ring-25", unlike: [idle])
+
+        try bus.callService("UpdateActivity", [.uint32(download), .uint64(75), .uint64(100)])
+        try observer.wait(for: "the ring at 75%") { try $0.pixmaps() == ProgressRing.pixmaps(percent: 75) }
+        let threeQuarters = try desktop.settledScreenshot("ring-75", unlike: [idle, quarter])
+
+        // No total any more: the theme icon, as a plain Push shows it.
+        try bus.callService("UpdateActivity", [.uint32(download), .uint64(0), .uint64(0)])
+        try observer.wait(for: "the theme icon") { try $0.string("IconName") == "network-transmit-receive" }
+        let theme = try desktop.settledScreenshot("theme-icon", unlike: [idle, quarter, threeQuarters])
+        try bus.callService("Push")
+        try bus.callService("EndActivity", [.uint32(download)])
+        try waitUntil("the pushed state to look as the unknown progress did", timeout: .seconds(10)) {
+            try desktop.screenshot("pushed") == theme
+        }
     }
 
     private func registeredItems(_ bus: TrayOnBus) throws -> [String] {
@@ -128,6 +171,18 @@ private final class HeadlessDesktop {
             _ = try run("sh", ["-c", "xwdtopnm 2>/dev/null < \"$0\" | pnmtopng > \"$1\"", file, screenshots + "/tray-\(name).png"])
         }
         return dump
+    }
+
+    /// Waits until the panel has drawn something new: two equal pictures in a row that differ
+    /// from every one of `earlier`.
+    func settledScreenshot(_ name: String, unlike earlier: [Data], timeout: Duration = .seconds(10)) throws -> Data {
+        var latest = Data()
+        try waitUntil("the panel to draw \(name)", timeout: timeout) {
+            let previous = latest
+            latest = try screenshot(name)
+            return !earlier.contains(latest) && latest == previous
+        }
+        return latest
     }
 
     private static let panelConfiguration = """

@@ -1,0 +1,110 @@
+/// `org.freedesktop.DBus.ObjectManager` for objects exported with `managingObjects`: the
+/// standard interface's table, and the signals that announce objects coming and going.
+///
+/// Every dictionary of properties comes from the objects' own interface tables, read through
+/// their getters: nothing is described twice. The standard interfaces (`Properties`,
+/// `Introspectable`, `Peer`) are left out of the dictionaries, so a reply over many objects
+/// carries only what tells them apart.
+extension ObjectServer {
+    /// The `ObjectManager` interface answering at `path`.
+    func objectManagerInterface(at path: ObjectPath) -> Interface {
+        Interface(
+            .objectManager,
+            methods: [
+                Method(
+                    "GetManagedObjects",
+                    outputs: [Argument("object_paths_interfaces_and_properties", .managedObjects)]
+                ) { [unowned self] (_, reply: inout ReplyWriter) throws in
+                    try self.writeManagedObjects(below: path, into: &reply)
+                }
+            ],
+            signals: [
+                SignalDescription(
+                    "InterfacesAdded",
+                    arguments: [
+                        Argument("object_path", "o"), Argument("interfaces_and_properties", .interfacesAndProperties),
+                    ]),
+                SignalDescription(
+                    "InterfacesRemoved", arguments: [Argument("object_path", "o"), Argument("interfaces", "as")]),
+            ])
+    }
+
+    /// Announces the object at `path` with every property of its own interfaces, from the
+    /// manager above it. Does nothing when no manager is above `path`.
+    public func emitInterfacesAdded(at path: ObjectPath) throws(BusError) {
+        guard let manager = manager(of: path), let own = ownInterfaces(at: path) else { return }
+        try connection.send(
+            .signal(
+                path: manager, interface: .objectManager, member: .interfacesAdded,
+                arguments: [.objectPath(path), Self.interfacesAndProperties(own)]))
+    }
+
+    /// Announces that the object at `path`, which had `interfaces`, is gone. Does nothing when
+    /// no manager is above `path`.
+    public func emitInterfacesRemoved(at path: ObjectPath, interfaces: [InterfaceName]) throws(BusError) {
+        guard let manager = manager(of: path) else { return }
+        try connection.send(
+            .signal(
+                path: manager, interface: .objectManager, member: .interfacesRemoved,
+                arguments: [.objectPath(path), .array(element: "s", interfaces.map { .string($0.rawValue) })]))
+    }
+
+    /// The nearest manager strictly above `path`.
+    private func manager(of path: ObjectPath) -> ObjectPath? {
+        var current = path
+        while let (parent, _) = current.parentAndName {
+            if managers.contains(parent) { return parent }
+            current = parent
+        }
+        return nil
+    }
+
+    /// The own interfaces (standard ones left out) of the object at `path`.
+    private func ownInterfaces(at path: ObjectPath) -> [Interface]? {
+        if let own = subtreeInterfaces(at: path) { return own }
+        return exportedInterfaces(at: path)
+    }
+
+    /// `GetManagedObjects`' answer, written one object at a time so a reply over tens of
+    /// thousands of objects never exists as one value tree.
+    private func writeManagedObjects(below manager: ObjectPath, into reply: inout ReplyWriter) throws(BusError) {
+        let exported = exportedPaths.filter { $0.isDescendant(of: manager) }.sorted { $0.rawValue < $1.rawValue }
+        let families = subtrees.filter { $0.key.isDescendant(of: manager) }.sorted { $0.key.rawValue < $1.key.rawValue }
+        try reply.appendArray(of: .managedObjectEntry) { (entries: inout ReplyWriter) throws(BusError) in
+            for path in exported {
+                guard let own = exportedInterfaces(at: path) else { continue }
+                try entries.append(.dictEntry(key: .objectPath(path), value: Self.interfacesAndProperties(own)))
+            }
+            for (prefix, subtree) in families {
+                for name in subtree.names() {
+                    guard let own = subtree.interfaces(Substring(name)) else { continue }
+                    let path = ObjectPath(unchecked: prefix.rawValue + "/" + name)
+                    try entries.append(.dictEntry(key: .objectPath(path), value: Self.interfacesAndProperties(own)))
+                }
+            }
+        }
+    }
+
+    /// `a{sa{sv}}`: each interface with all its properties.
+    private static func interfacesAndProperties(_ interfaces: [Interface]) -> Value {
+        .array(
+            element: .interfaceEntry,
+            interfaces.map { interface in
+                .dictEntry(
+                    key: .string(interface.name.rawValue),
+                    value: .properties(interface.properties.map { ($0.name.rawValue, $0.get()) }))
+            })
+    }
+}
+
+extension MemberName {
+    fileprivate static let interfacesAdded: MemberName = "InterfacesAdded"
+    fileprivate static let interfacesRemoved: MemberName = "InterfacesRemoved"
+}
+
+extension Signature {
+    fileprivate static let managedObjects: Signature = "a{oa{sa{sv}}}"
+    fileprivate static let managedObjectEntry = Signature(unchecked: "{oa{sa{sv}}}")
+    fileprivate static let interfacesAndProperties: Signature = "a{sa{sv}}"
+    fileprivate static let interfaceEntry = Signature(unchecked: "{sa{sv}}")
+}

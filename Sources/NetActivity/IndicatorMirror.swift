@@ -1,0 +1,164 @@
+import DBus
+import NetActivityContract
+
+/// The client's copy of the service's state, kept current one change at a time.
+///
+/// Pure: it is fed the decoded bodies of `GetAll`, `GetManagedObjects`, `InterfacesAdded`,
+/// `InterfacesRemoved` and `PropertiesChanged`, and never asks the bus for anything, so a change
+/// to one activity costs one lookup however many are live (contract version 2). A service that
+/// predates activity objects (`GetManagedObjects` unknown) is followed through its `Activities`
+/// property instead, which such a service sends with every change.
+///
+/// Signals that arrive before the reply they overlap with are already part of that reply (one
+/// sender's messages arrive in order), so the main object's changes count only once `GetAll` is
+/// in, and the activities' once `GetManagedObjects` is.
+struct IndicatorMirror {
+    /// Where the activity list comes from.
+    enum Source: Equatable {
+        /// The activity objects (contract version 2).
+        case objects
+        /// The main object's `Activities` property (a version 1 service).
+        case activitiesProperty
+    }
+
+    /// The state as far as it is known; complete once `isComplete`.
+    private(set) var snapshot = IndicatorSnapshot()
+    private(set) var source: Source = .objects
+    private var objectsLoaded = false
+    private var mainLoaded = false
+
+    /// Whether both halves of the state (main object and activities) have arrived.
+    var isComplete: Bool { objectsLoaded && mainLoaded }
+
+    // MARK: - Replies
+
+    /// Loads the body of `GetManagedObjects` (`a{oa{sa{sv}}}`), replacing every activity.
+    mutating func loadObjects(_ managed: Value) {
+        source = .objects
+        var activities: [ActivityInfo] = []
+        for entry in managed.elements ?? [] {
+            guard case .dictEntry(let key, let interfaces) = entry, let path = key.string,
+                let id = NetActivityBus.activityID(at: path),
+                let properties = interfaces.stringKeyedEntries?[NetActivityBus.activityInterface.rawValue]?
+                    .stringKeyedEntries
+            else { continue }
+            activities.append(Self.activity(id: id, properties))
+        }
+        activities.sort { $0.id < $1.id }
+        snapshot.activities = activities
+        objectsLoaded = true
+    }
+
+    /// The service has no activity objects: follow its `Activities` property instead.
+    mutating func useActivitiesProperty() {
+        source = .activitiesProperty
+        objectsLoaded = true
+    }
+
+    /// Loads the body of `GetAll` on the main interface.
+    mutating func loadMain(_ properties: [String: Value]) {
+        applyMain(properties)
+        mainLoaded = true
+    }
+
+    // MARK: - Signals
+
+    /// Applies `InterfacesAdded` (`oa{sa{sv}}`). Returns whether the snapshot changed.
+    mutating func interfacesAdded(path: String, interfaces: [String: Value]) -> Bool {
+        guard objectsLoaded, source == .objects, let id = NetActivityBus.activityID(at: path),
+            let properties = interfaces[NetActivityBus.activityInterface.rawValue]?.stringKeyedEntries
+        else { return false }
+        let activity = Self.activity(id: id, properties)
+        switch index(of: id) {
+        case .found(let index):
+            guard snapshot.activities[index] != activity else { return false }
+            snapshot.activities[index] = activity
+        case .insertAt(let index):
+            snapshot.activities.insert(activity, at: index)
+        }
+        return true
+    }
+
+    /// Applies `InterfacesRemoved` (`oas`). Returns whether the snapshot changed.
+    mutating func interfacesRemoved(path: String, interfaces: [String]) -> Bool {
+        guard objectsLoaded, source == .objects, let id = NetActivityBus.activityID(at: path),
+            interfaces.contains(NetActivityBus.activityInterface.rawValue),
+            case .found(let index) = index(of: id)
+        else { return false }
+        snapshot.activities.remove(at: index)
+        return true
+    }
+
+    /// Applies `PropertiesChanged` (`sa{sv}as`) sent from `path`. Returns whether the snapshot
+    /// changed. Invalidated names carry no value and are ignored: `Activities` is followed
+    /// through the objects.
+    mutating func propertiesChanged(path: String, interface: String, changed: [String: Value]) -> Bool {
+        if path == NetActivityBus.path.rawValue, interface == NetActivityBus.interface.rawValue {
+            guard mainLoaded else { return false }
+            let before = snapshot
+            applyMain(changed)
+            return snapshot != before
+        }
+        guard interface == NetActivityBus.activityInterface.rawValue, objectsLoaded, source == .objects,
+            let id = NetActivityBus.activityID(at: path), case .found(let index) = index(of: id)
+        else { return false }
+        let before = snapshot.activities[index]
+        Self.apply(changed, to: &snapshot.activities[index])
+        return snapshot.activities[index] != before
+    }
+
+    // MARK: - Decoding
+
+    private mutating func applyMain(_ properties: [String: Value]) {
+        var properties = properties
+        if source == .objects { properties[NetActivityBus.Property.activities.rawValue] = nil }
+        snapshot.apply(properties)
+    }
+
+    /// An activity object's properties as an `ActivityInfo`; missing or mistyped values read as
+    /// empty, never trusted.
+    static func activity(id: UInt32, _ properties: [String: Value]) -> ActivityInfo {
+        var activity = ActivityInfo(id: id, owner: "", label: "", completed: 0, total: 0, started: 0)
+        apply(properties, to: &activity)
+        return activity
+    }
+
+    static func apply(_ properties: [String: Value], to activity: inout ActivityInfo) {
+        typealias Name = NetActivityBus.ActivityProperty
+        for (name, wrapped) in properties {
+            let value = wrapped.unwrapped ?? wrapped
+            switch name {
+            case Name.label.rawValue: if case .string(let text) = value { activity.label = text }
+            case Name.owner.rawValue: if case .string(let text) = value { activity.owner = text }
+            case Name.started.rawValue: if let number = value.uint64 { activity.started = number }
+            case Name.completed.rawValue: if let number = value.uint64 { activity.completed = number }
+            case Name.total.rawValue: if let number = value.uint64 { activity.total = number }
+            case Name.processID.rawValue:
+                if let number = value.uint32 { activity.processID = Self.credential(number) }
+            case Name.userID.rawValue:
+                if let number = value.uint32 { activity.userID = Self.credential(number) }
+            case Name.application.rawValue: if case .string(let text) = value { activity.application = text }
+            default: break
+            }
+        }
+    }
+
+    private static func credential(_ number: UInt32) -> UInt32? {
+        number == NetActivityBus.unknownCredential ? nil : number
+    }
+
+    private enum Position { case found(Int), insertAt(Int) }
+
+    /// Binary search by id; ids usually grow, so a new one is usually appended.
+    private func index(of id: UInt32) -> Position {
+        let activities = snapshot.activities
+        if let last = activities.last, last.id < id { return .insertAt(activities.count) }
+        var low = 0
+        var high = activities.count
+        while low < high {
+            let middle = (low + high) / 2
+            if activities[middle].id < id { low = middle + 1 } else { high = middle }
+        }
+        return low < activities.count && activities[low].id == id ? .found(low) : .insertAt(low)
+    }
+}

@@ -1,0 +1,156 @@
+import DBus
+import NetActivityContract
+import Testing
+
+@testable import NetActivity
+
+/// The client's incremental copy of the service's state, fed the bodies of the contract's
+/// replies and signals (version 2: activity objects under an ObjectManager).
+@Suite struct IndicatorMirrorTests {
+    typealias Name = NetActivityBus.ActivityProperty
+
+    static func dictionary(_ entries: [String: Value]) -> Value {
+        .properties(entries.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+    }
+
+    static func activityProperties(_ id: UInt32, _ label: String, completed: UInt64 = 0, total: UInt64 = 0) -> [String: Value] {
+        [
+            Name.id.rawValue: .uint32(id), Name.label.rawValue: .string(label), Name.owner.rawValue: .string(":1.7"),
+            Name.started.rawValue: .uint64(1_000), Name.completed.rawValue: .uint64(completed),
+            Name.total.rawValue: .uint64(total), Name.processID.rawValue: .uint32(NetActivityBus.unknownCredential),
+            Name.userID.rawValue: .uint32(NetActivityBus.unknownCredential), Name.application.rawValue: .string(""),
+        ]
+    }
+
+    static func interfaces(_ properties: [String: Value]) -> [String: Value] {
+        [NetActivityBus.activityInterface.rawValue: dictionary(properties)]
+    }
+
+    static func managedObjects(_ objects: [(UInt32, [String: Value])]) -> Value {
+        .dictionary(key: "o", value: "a{sa{sv}}", objects.map { id, properties in
+            (
+                .objectPath(NetActivityBus.activityPath(id)),
+                .dictionary(key: "s", value: "a{sv}", [
+                    (.string(NetActivityBus.activityInterface.rawValue), dictionary(properties))
+                ])
+            )
+        })
+    }
+
+    static let mainState: [String: Value] = [
+        NetActivityBus.Property.active.rawValue: .variant(.boolean(true)),
+        NetActivityBus.Property.visible.rawValue: .variant(.boolean(false)),
+        NetActivityBus.Property.count.rawValue: .variant(.uint32(2)),
+        NetActivityBus.Property.progress.rawValue: .variant(.double(0.25)),
+        // A version 2 service still answers Get/GetAll with the list; the mirror follows the objects.
+        NetActivityBus.Property.activities.rawValue: .variant(.array(element: "(ussttt)", [])),
+    ]
+
+    func loaded() -> IndicatorMirror {
+        var mirror = IndicatorMirror()
+        mirror.loadObjects(Self.managedObjects([
+            (9, Self.activityProperties(9, "nine", completed: 1, total: 4)),
+            (3, Self.activityProperties(3, "three")),
+        ]))
+        mirror.loadMain(Self.mainState)
+        return mirror
+    }
+
+    @Test func aRebuildFromGetManagedObjectsAndGetAllIsSortedAndComplete() {
+        var mirror = IndicatorMirror()
+        mirror.loadMain(Self.mainState)
+        expectFalse(mirror.isComplete, "nothing is shown until both replies are in")
+        mirror = loaded()
+        #expect(mirror.isComplete)
+        let state = mirror.snapshot
+        #expect(state.active && !state.visible && state.count == 2 && state.progress == 0.25)
+        #expect(state.activities.map(\.id) == [3, 9])
+        #expect(state.activities[1].label == "nine" && state.activities[1].completed == 1 && state.activities[1].total == 4)
+        #expect(state.activities[1].processID == nil && state.activities[1].userID == nil, "unknown credentials read as nil")
+    }
+
+    @Test func interfacesAddedAndRemovedChangeOneActivity() {
+        var mirror = loaded()
+        let path = NetActivityBus.activityPath(12).rawValue
+        expectTrue(mirror.interfacesAdded(path: path, interfaces: Self.interfaces(Self.activityProperties(12, "twelve"))))
+        expectTrue(mirror.interfacesAdded(path: NetActivityBus.activityPath(5).rawValue, interfaces: Self.interfaces(Self.activityProperties(5, "five"))))
+        #expect(mirror.snapshot.activities.map(\.id) == [3, 5, 9, 12])
+        expectFalse(mirror.interfacesAdded(path: path, interfaces: Self.interfaces(Self.activityProperties(12, "twelve"))), "repeated: no change")
+        expectTrue(mirror.interfacesRemoved(path: NetActivityBus.activityPath(9).rawValue, interfaces: [NetActivityBus.activityInterface.rawValue]))
+        #expect(mirror.snapshot.activities.map(\.id) == [3, 5, 12])
+        expectFalse(mirror.interfacesRemoved(path: NetActivityBus.activityPath(9).rawValue, interfaces: [NetActivityBus.activityInterface.rawValue]))
+        expectFalse(mirror.interfacesRemoved(path: NetActivityBus.activityPath(3).rawValue, interfaces: ["org.example.Other"]))
+        expectFalse(mirror.interfacesAdded(path: "/elsewhere/1", interfaces: Self.interfaces(Self.activityProperties(1, "x"))))
+    }
+
+    @Test func propertiesChangedOnAnActivityObjectUpdatesItAlone() {
+        var mirror = loaded()
+        let path = NetActivityBus.activityPath(9).rawValue
+        let iface = NetActivityBus.activityInterface.rawValue
+        expectTrue(mirror.propertiesChanged(path: path, interface: iface, changed: [
+            Name.completed.rawValue: .variant(.uint64(3)), Name.total.rawValue: .variant(.uint64(4)),
+        ]))
+        expectTrue(mirror.propertiesChanged(path: path, interface: iface, changed: [
+            Name.processID.rawValue: .variant(.uint32(4242)), Name.userID.rawValue: .variant(.uint32(1000)),
+            Name.application.rawValue: .variant(.string("org.example.Feeds")),
+        ]))
+        let nine = mirror.snapshot.activities[1]
+        #expect(nine.completed == 3 && nine.processID == 4242 && nine.userID == 1000 && nine.application == "org.example.Feeds")
+        #expect(mirror.snapshot.activities[0] == IndicatorMirror.activity(id: 3, Self.activityProperties(3, "three")))
+        expectFalse(mirror.propertiesChanged(path: path, interface: iface, changed: [Name.completed.rawValue: .variant(.string("bad"))]),
+            "a mistyped value is ignored")
+        expectFalse(mirror.propertiesChanged(path: NetActivityBus.activityPath(77).rawValue, interface: iface, changed: [
+            Name.completed.rawValue: .variant(.uint64(1)),
+        ]), "an unknown object changes nothing")
+    }
+
+    @Test func theMainObjectsChangesKeepActiveAndCountTogetherAndIgnoreTheList() {
+        var mirror = loaded()
+        let changed = mirror.propertiesChanged(
+            path: NetActivityBus.path.rawValue, interface: NetActivityBus.interface.rawValue,
+            changed: [
+                NetActivityBus.Property.active.rawValue: .variant(.boolean(false)),
+                NetActivityBus.Property.count.rawValue: .variant(.uint32(0)),
+                NetActivityBus.Property.progress.rawValue: .variant(.double(-1)),
+                NetActivityBus.Property.activities.rawValue: .variant(.array(element: "(ussttt)", [])),
+            ])
+        #expect(changed)
+        expectFalse(mirror.snapshot.active && mirror.snapshot.count == 0 && mirror.snapshot.progress == nil)
+        #expect(mirror.snapshot.activities.count == 2, "the list follows the objects only")
+    }
+
+    @Test func signalsBeforeTheirReplyAreIgnored() {
+        var mirror = IndicatorMirror()
+        expectFalse(mirror.interfacesAdded(path: NetActivityBus.activityPath(1).rawValue, interfaces: Self.interfaces(Self.activityProperties(1, "early"))))
+        expectFalse(mirror.propertiesChanged(path: NetActivityBus.path.rawValue, interface: NetActivityBus.interface.rawValue, changed: [
+            NetActivityBus.Property.count.rawValue: .variant(.uint32(5)),
+        ]))
+        mirror.loadObjects(Self.managedObjects([]))
+        mirror.loadMain([:])
+        #expect(mirror.snapshot.activities.isEmpty && mirror.snapshot.count == 0)
+    }
+
+    @Test func aVersion1ServiceIsFollowedThroughItsActivitiesProperty() {
+        var mirror = IndicatorMirror()
+        mirror.useActivitiesProperty()
+        let entry = Value.structure([.uint32(4), .string(":1.3"), .string("old"), .uint64(1), .uint64(2), .uint64(3)])
+        var state = Self.mainState
+        state[NetActivityBus.Property.activities.rawValue] = .variant(.array(element: "(ussttt)", [entry]))
+        mirror.loadMain(state)
+        #expect(mirror.isComplete)
+        #expect(mirror.snapshot.activities.map(\.label) == ["old"])
+        expectTrue(mirror.propertiesChanged(path: NetActivityBus.path.rawValue, interface: NetActivityBus.interface.rawValue, changed: [
+            NetActivityBus.Property.activities.rawValue: .variant(.array(element: "(ussttt)", [])),
+        ]))
+        #expect(mirror.snapshot.activities.isEmpty)
+    }
+}
+
+/// `#expect` for a value computed by a mutating call, which the macro cannot take.
+private func expectTrue(_ value: Bool, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(value, comment, sourceLocation: sourceLocation)
+}
+
+private func expectFalse(_ value: Bool, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(!value, comment, sourceLocation: sourceLocation)
+}

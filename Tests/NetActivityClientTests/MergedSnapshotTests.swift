@@ -1,0 +1,115 @@
+import NetActivityContract
+import Testing
+
+/// `IndicatorSnapshot.merging(session:system:)`: the session's and the system's services as
+/// one indicator.
+struct MergedSnapshotTests {
+    private static let mebibyte: UInt64 = 1 << 20
+    private static let gibibyte: UInt64 = 1 << 30
+
+    private func activity(_ id: UInt32, _ label: String, _ completed: UInt64, of total: UInt64) -> ActivityInfo {
+        ActivityInfo(id: id, owner: ":1.\(id)", label: label, completed: completed, total: total, started: UInt64(id))
+    }
+
+    private var session: IndicatorSnapshot {
+        IndicatorSnapshot(
+            active: true, visible: false, count: 2, progress: 0.5,
+            activities: [activity(1, "mail", Self.mebibyte / 2, of: Self.mebibyte)])
+    }
+
+    private var system: IndicatorSnapshot {
+        IndicatorSnapshot(
+            active: true, visible: true, count: 1, progress: 0.25,
+            activities: [activity(1, "apt", Self.gibibyte, of: 4 * Self.gibibyte)])
+    }
+
+    // MARK: - Availability
+
+    @Test func neitherServiceReadsAsUnavailable() {
+        #expect(IndicatorSnapshot.merging(session: nil, system: nil) == .unavailable)
+        #expect(IndicatorSnapshot.merging(session: .unavailable, system: .unavailable) == .unavailable)
+        #expect(IndicatorSnapshot.merging(session: nil, system: .unavailable) == .unavailable)
+    }
+
+    @Test func oneServiceAloneIsItsOwnStateWithActivitiesMarked() {
+        let sessionOnly = IndicatorSnapshot.merging(session: session, system: .unavailable)
+        #expect(sessionOnly == session, "session entries keep bus .session")
+
+        let systemOnly = IndicatorSnapshot.merging(session: nil, system: system)
+        #expect(systemOnly.active && systemOnly.visible && systemOnly.count == 1)
+        #expect(systemOnly.progress == 0.25)
+        #expect(systemOnly.serviceAvailable)
+        #expect(systemOnly.activities.map(\.bus) == [.system])
+        #expect(systemOnly.activities.map(\.label) == ["apt"])
+    }
+
+    @Test func anUnavailableSnapshotAddsNothingWhateverItHolds() {
+        var stale = system
+        stale.serviceAvailable = false
+        #expect(IndicatorSnapshot.merging(session: session, system: stale) == session)
+    }
+
+    // MARK: - Both
+
+    @Test func flagsAreTheUnionAndCountTheSum() {
+        let merged = IndicatorSnapshot.merging(session: session, system: system)
+        #expect(merged.active)
+        #expect(merged.visible, "the system's Visible shows even while the session's is still false")
+        #expect(merged.count == 3)
+        #expect(merged.serviceAvailable)
+
+        let idle = IndicatorSnapshot()
+        let quiet = IndicatorSnapshot.merging(session: idle, system: idle)
+        #expect(!quiet.active && !quiet.visible && quiet.count == 0 && quiet.progress == nil && quiet.activities.isEmpty)
+    }
+
+    @Test func countSaturatesInsteadOfOverflowing() {
+        let huge = IndicatorSnapshot(active: true, count: .max - 1)
+        #expect(IndicatorSnapshot.merging(session: huge, system: system).count == .max)
+    }
+
+    @Test func activitiesListTheSessionsThenTheSystemsAndKeepTheirIDs() {
+        let merged = IndicatorSnapshot.merging(session: session, system: system)
+        #expect(merged.activities.map(\.label) == ["mail", "apt"])
+        #expect(merged.activities.map(\.id) == [1, 1], "the same id on two buses is two activities")
+        #expect(merged.activities.map(\.bus) == [.session, .system])
+        #expect(Set(merged.activities).count == 2)
+    }
+
+    // MARK: - Progress
+
+    @Test func progressIsWeightedByBytesOverBothLists() {
+        let merged = IndicatorSnapshot.merging(session: session, system: system)
+        let expected = Double(Self.mebibyte / 2 + Self.gibibyte) / Double(Self.mebibyte + 4 * Self.gibibyte)
+        #expect(merged.progress == expected)
+        #expect(abs((merged.progress ?? 0) - 0.25) < 0.001, "the 4 GiB download outweighs the 1 MiB one")
+    }
+
+    @Test func progressOfTheOnlyServiceThatReportsOne() {
+        var unknownTotals = session
+        unknownTotals.progress = nil
+        unknownTotals.activities = [activity(2, "stream", 10, of: 0)]
+        #expect(IndicatorSnapshot.merging(session: unknownTotals, system: system).progress == 0.25)
+        #expect(IndicatorSnapshot.merging(session: session, system: IndicatorSnapshot(active: true, count: 4)).progress == 0.5)
+    }
+
+    @Test func progressFallsBackToTheMeanWhenAListLagsItsProgress() {
+        var lagging = system
+        lagging.activities = []
+        #expect(IndicatorSnapshot.merging(session: session, system: lagging).progress == 0.375)
+    }
+
+    @Test func progressIgnoresActivitiesOfUnknownTotalAndNeverPassesOne() {
+        var mixed = session
+        mixed.activities.append(activity(3, "unknown", 99 * Self.gibibyte, of: 0))
+        let merged = IndicatorSnapshot.merging(session: mixed, system: system)
+        let expected = Double(Self.mebibyte / 2 + Self.gibibyte) / Double(Self.mebibyte + 4 * Self.gibibyte)
+        #expect(merged.progress == expected)
+
+        let huge = IndicatorSnapshot(
+            active: true, count: 2, progress: 1,
+            activities: [activity(1, "a", .max, of: .max), activity(2, "b", .max, of: .max)])
+        let both = IndicatorSnapshot.merging(session: huge, system: huge)
+        #expect(both.progress == 1, "sums past UInt64.max neither trap nor exceed 1")
+    }
+}

@@ -1,0 +1,135 @@
+import BusTestSupport
+import DBus
+import Foundation
+import NetActivityTray
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the ring costs the tray process: nothing at all while nothing changes, and the CPU
+/// time of following a download that reports progress continuously.
+@Suite struct TrayCostTests {
+    /// A drawn ring whose percent stays put: none of the tray's threads is woken. The one
+    /// exception is libdispatch's own pool monitor, a 1 Hz timer on its manager thread in every
+    /// process that uses Swift concurrency on Linux (the idle tray has it too); it is allowed
+    /// its ticks and nothing more.
+    @Test func aSteadyRingWakesNothing() throws {
+        let bus = try TrayOnBus()
+        let tray = try bus.startTray()
+        let item = try bus.observeItem()
+        let download = try bus.begin("Download")
+        try bus.callService("UpdateActivity", [.uint32(download), .uint64(40), .uint64(100)])
+        try item.wait(for: "the ring at 40%") { try $0.pixmaps() == ProgressRing.pixmaps(percent: 40) }
+        // Let stragglers (a held drawing, the client's follow-up reads) settle first.
+        _ = item.takeSignals(settle: .milliseconds(500))
+        let window = 2.0
+        let before = try threadWakeUps(of: tray.pid)
+        usleep(useconds_t(window * 1_000_000))
+        let after = try threadWakeUps(of: tray.pid)
+
+        var monitorTicks = 0
+        var woken: [String] = []
+        for (thread, now) in after {
+            // A thread gone in between (an idle pool worker retiring) is not counted.
+            let then = before[thread] ?? (name: now.name, switches: 0)
+            let wakeUps = now.switches - then.switches
+            if now.name.hasSuffix("overcommit") {
+                monitorTicks += wakeUps
+            } else if wakeUps > 0 {
+                woken.append("\(thread) \(now.name): \(wakeUps)")
+            }
+        }
+        #expect(woken.isEmpty, "woken in \(window) s of steady progress: \(woken)")
+        #expect(monitorTicks <= Int(window) + 1, "libdispatch's manager woke \(monitorTicks) times in \(window) s")
+    }
+
+    /// Opt-in benchmark (`NETACTIVITY_TRAY_BENCH=1`): for `NETACTIVITY_TRAY_BENCH_SECONDS`
+    /// (default 10) a download reports progress about 190 times a second, with the service's
+    /// default 50 ms throttle, while the test reads `IconPixmap` after every `NewIcon` as a host
+    /// does. Three runs: the percent growing 10 a second (faster than the four drawings a second
+    /// allowed: the worst case), 1 a second (a 100-second download), and 10 a second with
+    /// `--no-progress-ring`. `NETACTIVITY_TRAY_BENCH_BINARY` names the `netactivity` to measure
+    /// (a release build: `swift build -c release --product netactivity`). Prints the tray's CPU
+    /// time as a share of one core; asserts nothing about it, so a busy machine cannot fail it.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["NETACTIVITY_TRAY_BENCH"] == "1"))
+    func cpuWhileADownloadReportsProgress() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let seconds = Double(environment["NETACTIVITY_TRAY_BENCH_SECONDS"] ?? "") ?? 10
+        let executable = environment["NETACTIVITY_TRAY_BENCH_BINARY"]
+        for (percentPerSecond, arguments) in [(10.0, []), (1.0, []), (10.0, ["--no-progress-ring"])] {
+            let bus = try TrayOnBus(serviceArguments: ["--activation-delay", "0.2", "--completion-delay", "0.1"])
+            let tray = try bus.startTray(arguments, executable: executable)
+            let item = try bus.observeItem()
+            let download = try bus.begin("Download")
+            let total: UInt64 = 1 << 30
+            try bus.callService("UpdateActivity", [.uint32(download), .uint64(0), .uint64(total)])
+            try item.wait(for: "Status Active") { try $0.string("Status") == "Active" }
+            _ = item.takeSignals(settle: .milliseconds(300))
+
+            let clock = ContinuousClock()
+            let startCPU = try cpuSeconds(of: tray.pid)
+            let started = clock.now
+            var updates = 0
+            var drawings = 0
+            while true {
+                let elapsed = (clock.now - started) / .seconds(1)
+                guard elapsed < seconds else { break }
+                // Past 100 % it starts over, so the percent keeps changing for the whole window.
+                let share = (elapsed * percentPerSecond / 100).truncatingRemainder(dividingBy: 1)
+                let completed = UInt64(Double(total) * share)
+                try bus.callService("UpdateActivity", [.uint32(download), .uint64(completed), .uint64(total)])
+                updates += 1
+                // As a host does: read the pixmaps again after each NewIcon. Listening for it is
+                // also the pause between updates.
+                let newIcons = occurrences(of: "NewIcon", in: item.takeSignals(settle: .milliseconds(5)))
+                if newIcons > 0 {
+                    drawings += newIcons
+                    _ = try item.pixmaps()
+                }
+            }
+            let wall = (clock.now - started) / .seconds(1)
+            let cpu = try cpuSeconds(of: tray.pid) - startCPU
+            print(
+                "tray \(arguments.first ?? "with the ring") (\(executable ?? "debug build")), "
+                    + "\(Int(percentPerSecond)) percent a second: "
+                    + "\(String(format: "%.2f", cpu / wall * 100))% of a core "
+                    + "(\(String(format: "%.2f", cpu)) s CPU in \(String(format: "%.1f", wall)) s; \(updates) updates, "
+                    + "\(String(format: "%.0f", Double(updates) / wall))/s; \(drawings) NewIcon)")
+        }
+    }
+
+    /// User plus system time of every thread of `pid`, from `/proc/PID/stat`.
+    private func cpuSeconds(of pid: Int32) throws -> Double {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        // The command name may hold spaces; the fields after it are space-separated.
+        guard let close = stat.lastIndex(of: ")") else { throw BusTestError("unreadable /proc/\(pid)/stat") }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the name: state is field 3, utime 14 and stime 15 (1-based over the whole line).
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else {
+            throw BusTestError("unreadable /proc/\(pid)/stat: \(stat)")
+        }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Each thread of `pid` by id: its name and its voluntary plus involuntary context switches.
+    private func threadWakeUps(of pid: Int32) throws -> [String: (name: String, switches: Int)] {
+        var threads: [String: (name: String, switches: Int)] = [:]
+        for task in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else {
+                continue  // exited while listed
+            }
+            var name = ""
+            var switches = 0
+            for line in status.split(separator: "\n") {
+                let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 2 else { continue }
+                if parts[0] == "Name" { name = parts[1] }
+                if parts[0].hasSuffix("ctxt_switches") { switches += Int(parts[1]) ?? 0 }
+            }
+            threads[task] = (name, switches)
+        }
+        return threads
+    }
+}
