@@ -32,11 +32,13 @@ _netactivity() {
         return
     fi
 
+    # The bus options are taken after the command too.
+    local bus="--system --address"
     case $command in
-    status) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
-    push | pop | version) COMPREPLY=($(compgen -W "--help" -- "$cur")) ;;
-    watch) COMPREPLY=($(compgen -W "--format --help" -- "$cur")) ;;
-    tray) COMPREPLY=($(compgen -W "--icon --idle-icon --help" -- "$cur")) ;;
+    status) COMPREPLY=($(compgen -W "--json --help $bus" -- "$cur")) ;;
+    push | pop | version) COMPREPLY=($(compgen -W "--help $bus" -- "$cur")) ;;
+    watch) COMPREPLY=($(compgen -W "--format --help $bus" -- "$cur")) ;;
+    tray) COMPREPLY=($(compgen -W "--icon --idle-icon --no-progress-ring --help $bus" -- "$cur")) ;;
     help) ((COMP_CWORD == command_index + 1)) && COMPREPLY=($(compgen -W "$commands" -- "$cur")) ;;
     run)
         # After --, the command to run and its arguments.
@@ -50,7 +52,7 @@ _netactivity() {
                 return
             fi
         done
-        COMPREPLY=($(compgen -W "--label -- --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--label -- --help $bus" -- "$cur"))
         ;;
     esac
 }

@@ -4,8 +4,8 @@
 set -l commands status push pop run watch tray help version
 
 complete -c netactivity -f
-complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -l system -d 'use the system bus'
-complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -l address -r -d 'use the bus at ADDR'
+complete -c netactivity -l system -d 'use the system bus'
+complete -c netactivity -l address -r -d 'use the bus at ADDR'
 complete -c netactivity -s h -l help -d 'show the help'
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -l version -d 'show the version'
 
@@ -23,4 +23,5 @@ complete -c netactivity -n "__fish_seen_subcommand_from run" -s l -l label -r -d
 complete -c netactivity -n "__fish_seen_subcommand_from watch" -s f -l format -x -a 'plain json waybar' -d 'output format'
 complete -c netactivity -n "__fish_seen_subcommand_from tray" -l icon -x -d 'themed icon while active'
 complete -c netactivity -n "__fish_seen_subcommand_from tray" -l idle-icon -x -d 'themed icon while idle'
+complete -c netactivity -n "__fish_seen_subcommand_from tray" -l no-progress-ring -d 'keep the themed icon while the progress is known'
 complete -c netactivity -n "__fish_seen_subcommand_from help" -a "$commands"
