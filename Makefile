@@ -217,8 +217,7 @@ uninstall-system:
 
 # MARK: - Debian package
 
-## What `make deb` needs beyond `deps`: lintian, dpkg-dev (dpkg-shlibdeps) and libcurl's
-## development files (Foundation's networking, linked statically into netactivity, links it).
+## What `make deb` and `make test-deb` need beyond `deps`: lintian and dpkg-dev (dpkg-shlibdeps).
 deb-deps:
 	@scripts/install-deps.sh deb
 

@@ -8,9 +8,7 @@
 #   bench      also what the benchmark needs (`make bench-deps`): dbus-test-tool (Debian's
 #              dbus-tests), the floor it compares netactivityd with, and a C compiler for the C
 #              floor. (valgrind and perf are for profiling by hand; see docs/benchmarks.md.)
-#   deb        also what `make deb` and its check need: lintian, dpkg-shlibdeps (dpkg-dev) and
-#              libcurl's development files, which linking Foundation's networking statically
-#              into `netactivity` asks for.
+#   deb        also what `make deb` and its check need: lintian and dpkg-shlibdeps (dpkg-dev).
 #
 # Tested by Tests/RepositoryTests/InstallDepsTests.swift with a fake apt-get, apt-cache and sudo.
 set -euo pipefail
@@ -41,7 +39,6 @@ bench)
 deb)
     need 'command -v lintian' lintian
     need 'command -v dpkg-shlibdeps' dpkg-dev
-    need 'pkg-config --exists libcurl' libcurl4-openssl-dev
     ;;
 *)
     echo "usage: $0 [bench | deb]" >&2

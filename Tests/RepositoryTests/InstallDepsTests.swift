@@ -9,7 +9,7 @@ struct FakeBox {
     /// The commands the box has (each a stub that succeeds), by name.
     var tools: Set<String> = FakeBox.everyTool
     /// The pkg-config modules `pkg-config --exists` finds.
-    var pkgConfigModules: Set<String> = ["dbus-1", "libcurl"]
+    var pkgConfigModules: Set<String> = ["dbus-1"]
     /// The packages `apt-cache policy` offers a candidate for.
     var archive: Set<String> = FakeBox.bookworm
     var hasAptGet = true
@@ -24,7 +24,7 @@ struct FakeBox {
     /// Debian 12: dbus split into dbus-daemon and dbus-bin (and `dbus` kept as a metapackage).
     static let bookworm: Set<String> = [
         "pkg-config", "libdbus-1-dev", "dbus", "dbus-daemon", "dbus-bin", "systemd", "libglib2.0-bin",
-        "man-db", "dbus-tests", "gcc", "lintian", "dpkg-dev", "libcurl4-openssl-dev",
+        "man-db", "dbus-tests", "gcc", "lintian", "dpkg-dev",
     ]
     /// Debian 11 and older Ubuntu: one `dbus` package with the daemon and the tools.
     static let bullseye = bookworm.subtracting(["dbus-daemon", "dbus-bin"])
@@ -193,13 +193,12 @@ private let install = "apt-get install -y -q --no-install-recommends"
     @Test func benchAndDebModesAddTheirTools() throws {
         var box = FakeBox()
         box.tools.subtract(["dbus-test-tool", "cc", "lintian", "dpkg-shlibdeps"])
-        box.pkgConfigModules.remove("libcurl")
         let plain = try box.run()
         #expect(plain.aptGetCalls.isEmpty, "\(plain.result)")
         let bench = try box.run(["bench"])
         #expect(bench.aptGetCalls == ["apt-get update -q", "\(install) dbus-tests gcc"], "\(bench.result)")
         let deb = try box.run(["deb"])
-        #expect(deb.aptGetCalls == ["apt-get update -q", "\(install) lintian dpkg-dev libcurl4-openssl-dev"],
+        #expect(deb.aptGetCalls == ["apt-get update -q", "\(install) lintian dpkg-dev"],
                 "\(deb.result)")
         let bad = try box.run(["everything"])
         #expect(bad.result.exitStatus == 2, "\(bad.result)")
