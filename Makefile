@@ -2,9 +2,12 @@
 #
 #   make run                     install what is missing, build release, run on the session bus
 #   make test                    install what is missing, build and run every test suite
-#   make install [PREFIX=...]    binary, D-Bus activation file, systemd user unit, interface XML
+#   make install [PREFIX=...]    binaries, D-Bus activation file, systemd user unit, interface XML,
+#                                man pages, shell completions, the tray's autostart entry
 #   make uninstall [PREFIX=...]
-#   make bench                   netactivityd against libdbus floors (README.md, "Benchmarks")
+#   make deb                     netactivity_VERSION_ARCH.deb, statically linked (debian/);
+#                                make test-deb checks it (part of make test)
+#   make bench                   netactivityd against libdbus floors (docs/benchmarks.md)
 #   make install-autostart       start `netactivity tray` at login (~/.config/autostart)
 #
 # Variables: PREFIX (default ~/.local), DESTDIR (staged installs), SWIFT, SWIFT_BUILD_FLAGS,
@@ -23,6 +26,10 @@ dbusinterfacedir := $(datadir)/dbus-1/interfaces
 # systemd --user reads units from $(datadir)/systemd/user for ~/.local ($XDG_DATA_HOME),
 # /usr/local and /usr alike.
 systemduserunitdir := $(datadir)/systemd/user
+mandir := $(datadir)/man
+bashcompletiondir := $(datadir)/bash-completion/completions
+zshcompletiondir := $(datadir)/zsh/site-functions
+fishcompletiondir := $(datadir)/fish/vendor_completions.d
 
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
@@ -32,8 +39,8 @@ SWIFT_BUILD_FLAGS ?=
 SWIFT_TEST_FLAGS ?= --no-parallel
 ARGS ?=
 BUS_NAME := io.github.netactivity.NetActivity1
-# netactivityd links the Swift runtime statically: about 7.7 MiB idle instead of 10.5 (README,
-# "Benchmarks"), and it runs without the toolchain installed.
+# netactivityd links the Swift runtime statically: about 7.7 MiB idle instead of 10.5 (docs/benchmarks.md)
+# and it runs without the toolchain installed.
 RELEASE_STATIC_SCRATCH := .build/static
 RELEASE_BINARY := $(RELEASE_STATIC_SCRATCH)/release/netactivityd
 RELEASE_CLI := .build/release/netactivity
@@ -46,7 +53,8 @@ NETACTIVITYD ?=
 # Likewise for the command line; by default the `netactivity` beside $(NETACTIVITYD).
 NETACTIVITY ?= $(if $(NETACTIVITYD),$(dir $(NETACTIVITYD))netactivity,$(RELEASE_CLI))
 
-.PHONY: all deps build release run test test-debug install uninstall install-autostart uninstall-autostart clean bench bench-deps
+.PHONY: all deps build release run test test-debug install uninstall install-autostart uninstall-autostart clean bench bench-deps \
+	deb deb-deps release-static test-deb
 
 all: build
 
@@ -70,7 +78,7 @@ run: deps release
 
 ## Every test pass, in order. Later passes (sanitizers, ...) are added to this list, each as
 ## its own target below with its own --scratch-path so the builds do not overwrite each other.
-TEST_PASSES := test-debug test-asan test-tsan
+TEST_PASSES := test-debug test-asan test-tsan test-deb
 
 test: $(TEST_PASSES)
 
@@ -115,7 +123,7 @@ bench: deps bench-deps
 		--product netactivityd
 	mkdir -p .build/bench
 	cc -O2 -Wall -o .build/bench/c-floor Benchmarks/floor/c-floor.c $$(pkg-config --cflags --libs dbus-1)
-	@echo "$$($(SWIFT) --version 2>&1 | head -1)"
+	@$(SWIFT) --version 2>&1 | sed -n 1p # not head: under pipefail its early exit would fail the recipe
 	bin=$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path); \
 	static=$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --scratch-path $(BENCH_STATIC_SCRATCH) --show-bin-path); \
 	"$$bin/netactivity-bench" --service "$$static/netactivityd" --compare-service "$$bin/netactivityd" \
@@ -126,6 +134,8 @@ bench: deps bench-deps
 install: $(if $(NETACTIVITYD),,release)
 	install -d "$(DESTDIR)$(bindir)" "$(DESTDIR)$(dbusservicedir)" \
 		"$(DESTDIR)$(dbusinterfacedir)" "$(DESTDIR)$(systemduserunitdir)" "$(DESTDIR)$(datadir)/netactivity"
+	install -d "$(DESTDIR)$(mandir)/man1" "$(DESTDIR)$(mandir)/man8" "$(DESTDIR)$(bashcompletiondir)" \
+		"$(DESTDIR)$(zshcompletiondir)" "$(DESTDIR)$(fishcompletiondir)"
 	install -m 0755 "$(or $(NETACTIVITYD),$(RELEASE_BINARY))" "$(DESTDIR)$(bindir)/netactivityd"
 	if [ -x "$(NETACTIVITY)" ]; then install -m 0755 "$(NETACTIVITY)" "$(DESTDIR)$(bindir)/netactivity"; fi
 	sed -e 's|@bindir@|$(bindir)|g' -e 's|@datadir@|$(datadir)|g' \
@@ -135,6 +145,11 @@ install: $(if $(NETACTIVITYD),,release)
 	install -m 0644 dbus/$(BUS_NAME).xml "$(DESTDIR)$(dbusinterfacedir)/$(BUS_NAME).xml"
 	sed -e 's|@bindir@|$(bindir)|g' dbus/netactivity-tray.desktop.in \
 		> "$(DESTDIR)$(datadir)/netactivity/netactivity-tray.desktop"
+	install -m 0644 man/netactivity.1 "$(DESTDIR)$(mandir)/man1/netactivity.1"
+	install -m 0644 man/netactivityd.8 "$(DESTDIR)$(mandir)/man8/netactivityd.8"
+	install -m 0644 completions/netactivity.bash "$(DESTDIR)$(bashcompletiondir)/netactivity"
+	install -m 0644 completions/_netactivity "$(DESTDIR)$(zshcompletiondir)/_netactivity"
+	install -m 0644 completions/netactivity.fish "$(DESTDIR)$(fishcompletiondir)/netactivity.fish"
 	@echo "installed netactivityd in $(DESTDIR)$(PREFIX); D-Bus activation starts it on first use"
 
 uninstall:
@@ -142,7 +157,10 @@ uninstall:
 		"$(DESTDIR)$(dbusservicedir)/$(BUS_NAME).service" \
 		"$(DESTDIR)$(systemduserunitdir)/netactivityd.service" \
 		"$(DESTDIR)$(dbusinterfacedir)/$(BUS_NAME).xml" \
-		"$(DESTDIR)$(datadir)/netactivity/netactivity-tray.desktop"
+		"$(DESTDIR)$(datadir)/netactivity/netactivity-tray.desktop" \
+		"$(DESTDIR)$(mandir)/man1/netactivity.1" "$(DESTDIR)$(mandir)/man8/netactivityd.8" \
+		"$(DESTDIR)$(bashcompletiondir)/netactivity" "$(DESTDIR)$(zshcompletiondir)/_netactivity" \
+		"$(DESTDIR)$(fishcompletiondir)/netactivity.fish"
 	rmdir "$(DESTDIR)$(datadir)/netactivity" 2>/dev/null || true
 
 ## The tray's XDG autostart entry for the current user; run after `make install` (same PREFIX).
@@ -196,6 +214,29 @@ uninstall-system:
 		rm -f "$(DESTDIR)$(system_bindir)/netactivityd" \
 			"$(DESTDIR)$(system_datadir)/dbus-1/interfaces/$(BUS_NAME).xml"; \
 	fi
+
+# MARK: - Debian package
+
+## What `make deb` and `make test-deb` need beyond `deps`: lintian and dpkg-dev (dpkg-shlibdeps).
+deb-deps:
+	@scripts/install-deps.sh deb
+
+## Both programs with the Swift runtime linked statically, in one scratch path.
+release-static: deps deb-deps
+	$(SWIFT) build -c release -Xswiftc -static-stdlib $(SWIFT_BUILD_FLAGS) \
+		--scratch-path $(RELEASE_STATIC_SCRATCH) --product netactivityd
+	$(SWIFT) build -c release -Xswiftc -static-stdlib $(SWIFT_BUILD_FLAGS) \
+		--scratch-path $(RELEASE_STATIC_SCRATCH) --product netactivity
+
+## netactivity_VERSION_ARCH.deb in this directory, staged by `make install` under .build/deb.
+deb: release-static
+	scripts/build-deb.sh $(RELEASE_STATIC_SCRATCH)/release .
+
+## Builds the package and checks it: dpkg-deb --info/--contents, lintian, and the unpacked
+## netactivityd --version. A make target, not a Swift test: `swift build` inside `swift test`
+## would wait for SwiftPM's lock forever (see NETACTIVITYD above).
+test-deb: deb
+	scripts/check-deb.sh $$(scripts/build-deb.sh --name $(RELEASE_STATIC_SCRATCH)/release)
 
 clean:
 	rm -rf .build

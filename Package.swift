@@ -72,6 +72,11 @@ let package = Package(
                 "NetActivity", "NetActivityContract", "DBus", "BusTestSupport", "netactivityd", "na-testclient",
             ]
         ),
+        // The repository as a user meets it: install-deps.sh, docs, man pages, completions.
+        .testTarget(
+            name: "RepositoryTests",
+            dependencies: ["BusTestSupport", "NetActivityContract", "netactivityd", "netactivity"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages NetActivity needs to build, run and test: only those missing,
-# and without touching apt at all when nothing is. Used by `make deps`; `install-deps.sh bench`
-# (`make bench-deps`) adds what the benchmark needs: dbus-test-tool (Debian's dbus-tests), the
-# floor it compares netactivityd with, and a C compiler for the C floor. (valgrind and perf
-# are for profiling by hand; see README.md, "Benchmarks".)
+# and without touching apt at all when nothing is. Works as root, and through sudo otherwise.
+#
+# usage: scripts/install-deps.sh [bench | deb]
+#
+#   (no mode)  what `make run` and `make test` need (`make deps`)
+#   bench      also what the benchmark needs (`make bench-deps`): dbus-test-tool (Debian's
+#              dbus-tests), the floor it compares netactivityd with, and a C compiler for the C
+#              floor. (valgrind and perf are for profiling by hand; see docs/benchmarks.md.)
+#   deb        also what `make deb` and its check need: lintian and dpkg-shlibdeps (dpkg-dev).
+#
+# Tested by Tests/RepositoryTests/InstallDepsTests.swift with a fake apt-get, apt-cache and sudo.
 set -euo pipefail
 
 # need CHECK PACKAGE...: when CHECK fails, the first PACKAGE the archive has is installed.
@@ -22,10 +29,22 @@ need 'command -v dbus-daemon' dbus-daemon dbus
 need 'command -v dbus-send && command -v dbus-monitor' dbus-bin dbus
 need 'command -v busctl' systemd
 need 'command -v gdbus' libglib2.0-bin
-if [ "${1:-}" = bench ]; then
+need 'command -v man' man-db
+case "${1:-}" in
+"") ;;
+bench)
     need 'command -v dbus-test-tool' dbus-tests
     need 'command -v cc' gcc
-fi
+    ;;
+deb)
+    need 'command -v lintian' lintian
+    need 'command -v dpkg-shlibdeps' dpkg-dev
+    ;;
+*)
+    echo "usage: $0 [bench | deb]" >&2
+    exit 2
+    ;;
+esac
 
 if [ ${#missing[@]} -eq 0 ]; then
     echo "deps: everything needed is installed"

@@ -1,6 +1,6 @@
 /*
  * c-floor: the least a libdbus service can do to serve Push/Pop and BeginActivity/EndActivity
- * as CONTRACT.md requires, so the benchmark can compare netactivityd with the same bus traffic.
+ * as docs/interface.md requires, so the benchmark can compare netactivityd with the same bus traffic.
  *
  * It owns io.github.netactivity.NetActivity1 and keeps Count: the shared counter plus the
  * number of live activities. BeginActivity gets a reply carrying a fresh id (`u`), EndActivity

@@ -20,7 +20,7 @@ public enum CLI {
             Output.line(Help.text(for: topic))
             return 0
         case .version:
-            Output.line("netactivity \(Help.version)")
+            Output.line("netactivity \(NetActivityBus.version)")
             return 0
         case .status(let json):
             return status(on: invocation.bus, json: json)

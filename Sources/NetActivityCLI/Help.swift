@@ -1,10 +1,6 @@
-import NetActivityContract
 
 /// The help texts, one per command.
 enum Help {
-    /// The service's own version: the command line ships with it.
-    static let version = NetActivityBus.version
-
     static func text(for topic: String?) -> String {
         switch topic {
         case "status": status
@@ -31,6 +27,7 @@ enum Help {
           tray [--icon NAME] [--idle-icon NAME] [--no-progress-ring]
                                              show the indicator in the system tray
           help [COMMAND]                     show help for a command
+          version                            show the version
 
         Global options:
           --system          use the system bus

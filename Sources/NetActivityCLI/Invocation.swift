@@ -119,6 +119,9 @@ public struct Invocation: Equatable, Sendable {
                 json = true
             }
             command = .status(json: json)
+        case "version":
+            if let extra = rest.first { throw usage("version: unexpected argument '\(extra)'") }
+            command = .version
         case "push", "pop":
             if let extra = rest.first { throw usage("\(name): unexpected argument '\(extra)'") }
             command = name == "push" ? .push : .pop

@@ -1,0 +1,39 @@
+import BusTestSupport
+import Foundation
+import Testing
+
+/// `make install` puts the man pages and completions where `man` and the shells look, and
+/// `make uninstall` takes away everything it put.
+@Suite struct InstallTests {
+    @Test func installedManPagesAndCompletionsAreFoundAndUninstalled() throws {
+        try requireTool("make")
+        let prefix = try ScratchDirectory("install")
+        // NETACTIVITYD: install the debug build; a nested `swift build` would wait for SwiftPM's lock.
+        let make = ["-C", Repository.root.path, "PREFIX=\(prefix.path)", "NETACTIVITYD=\(try builtProduct("netactivityd"))"]
+        let install = try run("make", make + ["install"], timeout: .seconds(60))
+        try #require(install.succeeded, "make install failed: \(install)")
+
+        for file in [
+            "bin/netactivity", "share/man/man1/netactivity.1", "share/man/man8/netactivityd.8",
+            "share/bash-completion/completions/netactivity", "share/zsh/site-functions/_netactivity",
+            "share/fish/vendor_completions.d/netactivity.fish",
+        ] {
+            #expect(FileManager.default.fileExists(atPath: prefix.path + "/" + file), "make install did not install \(file)")
+        }
+        for page in ["netactivity", "netactivityd"] {
+            let man = try run("man", ["-P", "cat", page],
+                              environment: ["MANPATH": prefix.path + "/share/man", "LC_ALL": "C", "MANWIDTH": "80"])
+            #expect(man.exitStatus == 0 && man.stdout.contains("SYNOPSIS"), "man \(page) after make install: \(man)")
+        }
+
+        let uninstall = try run("make", make + ["uninstall"], timeout: .seconds(60))
+        try #require(uninstall.succeeded, "make uninstall failed: \(uninstall)")
+        let left = FileManager.default.enumerator(atPath: prefix.path)?.compactMap { item -> String? in
+            guard let item = item as? String else { return nil }
+            var isDirectory: ObjCBool = false
+            FileManager.default.fileExists(atPath: prefix.path + "/" + item, isDirectory: &isDirectory)
+            return isDirectory.boolValue ? nil : item
+        } ?? []
+        #expect(left.isEmpty, "make uninstall left \(left)")
+    }
+}

@@ -1,0 +1,59 @@
+# bash completion for netactivity                                    -*- shell-script -*-
+# Installed by `make install` to share/bash-completion/completions/netactivity.
+
+_netactivity() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+    local commands="status push pop run watch tray help version"
+    local global="--system --address --help --version"
+
+    # The command is the first word after the global options (and --address's value).
+    local i command="" command_index=0
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case ${COMP_WORDS[i]} in
+        --address) ((i++)) ;;
+        -*) ;;
+        *) command=${COMP_WORDS[i]}; command_index=$i; break ;;
+        esac
+    done
+
+    case $prev in
+    --address) COMPREPLY=($(compgen -W "unix:path=" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
+    -f | --format) COMPREPLY=($(compgen -W "plain json waybar" -- "$cur")); return ;;
+    --icon | --idle-icon) COMPREPLY=(); return ;;
+    -l | --label) COMPREPLY=(); return ;;
+    esac
+
+    if [ -z "$command" ]; then
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "$global" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+        fi
+        return
+    fi
+
+    # The bus options are taken after the command too.
+    local bus="--system --address"
+    case $command in
+    status) COMPREPLY=($(compgen -W "--json --help $bus" -- "$cur")) ;;
+    push | pop | version) COMPREPLY=($(compgen -W "--help $bus" -- "$cur")) ;;
+    watch) COMPREPLY=($(compgen -W "--format --help $bus" -- "$cur")) ;;
+    tray) COMPREPLY=($(compgen -W "--icon --idle-icon --no-progress-ring --help $bus" -- "$cur")) ;;
+    help) ((COMP_CWORD == command_index + 1)) && COMPREPLY=($(compgen -W "$commands" -- "$cur")) ;;
+    run)
+        # After --, the command to run and its arguments.
+        for ((i = command_index + 1; i < COMP_CWORD; i++)); do
+            if [ "${COMP_WORDS[i]}" = -- ]; then
+                if ((COMP_CWORD == i + 1)); then
+                    COMPREPLY=($(compgen -c -- "$cur"))
+                else
+                    COMPREPLY=($(compgen -f -- "$cur"))
+                fi
+                return
+            fi
+        done
+        COMPREPLY=($(compgen -W "--label -- --help $bus" -- "$cur"))
+        ;;
+    esac
+}
+complete -F _netactivity netactivity

@@ -1,0 +1,27 @@
+# fish completion for netactivity; installed by `make install` to
+# share/fish/vendor_completions.d/netactivity.fish.
+
+set -l commands status push pop run watch tray help version
+
+complete -c netactivity -f
+complete -c netactivity -l system -d 'use the system bus'
+complete -c netactivity -l address -r -d 'use the bus at ADDR'
+complete -c netactivity -s h -l help -d 'show the help'
+complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -l version -d 'show the version'
+
+complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a status -d 'show Active, Visible, Count, Progress and activities'
+complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a push -d 'add one to the shared counter'
+complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a pop -d 'take one from the shared counter'
+complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a run -d 'hold an activity while a command runs'
+complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a watch -d 'print a line per state change'
+complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a tray -d 'show the indicator in the system tray'
+complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a help -d 'show help for a command'
+complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a version -d 'show the version'
+
+complete -c netactivity -n "__fish_seen_subcommand_from status" -l json -d 'print one JSON object'
+complete -c netactivity -n "__fish_seen_subcommand_from run" -s l -l label -r -d 'the activity label'
+complete -c netactivity -n "__fish_seen_subcommand_from watch" -s f -l format -x -a 'plain json waybar' -d 'output format'
+complete -c netactivity -n "__fish_seen_subcommand_from tray" -l icon -x -d 'themed icon while active'
+complete -c netactivity -n "__fish_seen_subcommand_from tray" -l idle-icon -x -d 'themed icon while idle'
+complete -c netactivity -n "__fish_seen_subcommand_from tray" -l no-progress-ring -d 'keep the themed icon while the progress is known'
+complete -c netactivity -n "__fish_seen_subcommand_from help" -a "$commands"

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Builds the Debian package netactivity_VERSION_ARCH.deb from release binaries built with
+# -static-stdlib (`make deb` builds them first). The files are staged with `make install
+# PREFIX=/usr` under .build/deb/debian/netactivity (where dpkg-shlibdeps expects a package's
+# files), then the Debian parts are added: gzipped man pages,
+# copyright and changelog.Debian.gz (from debian/), the tray's autostart entry in
+# /etc/xdg/autostart, and DEBIAN/control with the shared libraries dpkg-shlibdeps finds.
+#
+# usage: scripts/build-deb.sh BINDIR [OUTDIR]     build OUTDIR/netactivity_VERSION_ARCH.deb (OUTDIR: .)
+#        scripts/build-deb.sh --name BINDIR       print the path it would build, and nothing else
+#
+# VERSION is netactivityd --version (NetActivityBus.version, the one place the version lives)
+# with the Debian revision of debian/changelog's first entry, whose upstream part must match.
+set -euo pipefail
+umask 022
+cd "$(dirname "$0")/.."
+
+name_only=false
+if [ "${1:-}" = --name ]; then
+    name_only=true
+    shift
+fi
+if [ $# -lt 1 ]; then
+    echo "usage: $0 [--name] BINDIR [OUTDIR]" >&2
+    exit 2
+fi
+bin=$1
+out=${2:-.}
+
+upstream=$("$bin/netactivityd" --version)
+upstream=${upstream#netactivityd }
+first_entry=$(sed -n 1p debian/changelog)
+if [[ ! $first_entry =~ ^netactivity\ \((.+)-([^-]+)\) ]] || [ "${BASH_REMATCH[1]}" != "$upstream" ]; then
+    echo "build-deb: debian/changelog's first entry ($first_entry) is not for version $upstream;" \
+        "add an entry for it" >&2
+    exit 1
+fi
+version=$upstream-${BASH_REMATCH[2]}
+arch=$(dpkg --print-architecture)
+deb=$out/netactivity_${version}_${arch}.deb
+if $name_only; then
+    echo "$deb"
+    exit 0
+fi
+
+work=.build/deb
+stage=$work/debian/netactivity
+rm -rf "$work"
+mkdir -p "$stage/DEBIAN"
+# systemd looks for user units of packages in /usr/lib/systemd/user.
+make --no-print-directory install DESTDIR="$PWD/$stage" PREFIX=/usr systemduserunitdir=/usr/lib/systemd/user \
+    NETACTIVITYD="$bin/netactivityd" NETACTIVITY="$bin/netactivity" >/dev/null
+
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$stage/usr/bin/netactivityd" \
+    "$stage/usr/bin/netactivity"
+gzip -9n "$stage/usr/share/man/man1/netactivity.1" "$stage/usr/share/man/man8/netactivityd.8"
+# Every user's tray starts at login; a user turns it off with Hidden=true in ~/.config/autostart.
+install -d "$stage/etc/xdg/autostart"
+mv "$stage/usr/share/netactivity/netactivity-tray.desktop" "$stage/etc/xdg/autostart/"
+rmdir "$stage/usr/share/netactivity"
+doc=$stage/usr/share/doc/netactivity
+install -d "$doc"
+install -m 0644 debian/copyright "$doc/copyright"
+gzip -9n < debian/changelog > "$doc/changelog.Debian.gz"
+
+# dpkg-shlibdeps runs where debian/control names the package.
+printf 'Source: netactivity\n\nPackage: netactivity\nArchitecture: any\n' > "$work/debian/control"
+depends=$(cd "$work" && dpkg-shlibdeps -O debian/netactivity/usr/bin/netactivityd debian/netactivity/usr/bin/netactivity)
+depends=${depends#shlibs:Depends=}
+
+size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
+sed -e "s|@VERSION@|$version|" -e "s|@ARCH@|$arch|" -e "s|@INSTALLED_SIZE@|$size|" \
+    -e "s|@DEPENDS@|$depends|" debian/control.in > "$stage/DEBIAN/control"
+echo /etc/xdg/autostart/netactivity-tray.desktop > "$stage/DEBIAN/conffiles"
+(cd "$stage" && find usr -type f -printf '%P\n' | sed 's|^|usr/|' | sort | xargs md5sum) > "$stage/DEBIAN/md5sums"
+
+mkdir -p "$out"
+dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >/dev/null
+echo "built $deb"
