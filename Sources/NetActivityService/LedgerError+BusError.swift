@@ -3,7 +3,7 @@ import NetActivityContract
 import NetActivityModel
 
 extension LedgerError {
-    /// The D-Bus error CONTRACT.md names for this failure.
+    /// The D-Bus error docs/interface.md names for this failure.
     var busError: BusError {
         let name: ErrorName = switch self {
         case .notActive: .notActive

@@ -57,7 +57,7 @@ struct Fuzzer {
         #expect(model.sharedCount == start)
     }
 
-    /// Peer calls with arguments, on paths with no object, and with unknown members: CONTRACT.md
+    /// Peer calls with arguments, on paths with no object, and with unknown members: docs/interface.md
     /// wants InvalidArgs, UnknownObject and UnknownMethod.
     mutating func abusePeer() throws {
         try run(clients[2], [
@@ -197,7 +197,7 @@ struct Fuzzer {
 }
 
 extension ReferenceService {
-    /// The error names CONTRACT.md lists, plus UnknownObject for paths with no object (which
+    /// The error names docs/interface.md lists, plus UnknownObject for paths with no object (which
     /// the contract does not cover).
     static let contractErrors: Set<ErrorName> = [
         .notActive, .unknownActivity, .invalidArgs, .accessDenied, .limitsExceeded, .unknownMethod,

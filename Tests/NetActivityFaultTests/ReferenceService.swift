@@ -1,7 +1,7 @@
 import DBus
 import NetActivityContract
 
-/// What CONTRACT.md says the service must answer, computed independently of the service: the
+/// What docs/interface.md says the service must answer, computed independently of the service: the
 /// fuzz test runs every call through this model, in the order the service handles them, and
 /// compares the replies.
 struct ReferenceService {
@@ -107,7 +107,7 @@ struct ReferenceService {
         } else if Self.ancestors.contains(path) {
             interfaces = [.introspectable, .peer]
         } else {
-            // CONTRACT.md does not name an error for a path with no object; the service answers
+            // docs/interface.md does not name an error for a path with no object; the service answers
             // as sd-bus and the bus daemon do.
             return .error([.unknownObject])
         }

@@ -8,7 +8,7 @@ import Testing
 
 // MARK: - Error replies
 
-/// Expects `body` to fail with the D-Bus error `name` carrying a non-empty message (CONTRACT.md:
+/// Expects `body` to fail with the D-Bus error `name` carrying a non-empty message (docs/interface.md:
 /// "Every error carries a human-readable message"), and returns that error.
 @discardableResult
 func expectCallFails(

@@ -4,7 +4,7 @@ import Foundation
 import NetActivityService
 import Testing
 
-/// CONTRACT.md, "Error names": wrong signatures, unknown members and interfaces, and calls
+/// docs/interface.md, "Error names": wrong signatures, unknown members and interfaces, and calls
 /// without an interface field.
 @Suite struct ErrorTests {
     /// A call with the wrong arguments and the signature the method expects.
@@ -119,7 +119,7 @@ import Testing
     @Test func anInterfaceTheObjectLacksIsUnknownInterface() throws {
         let service = try ServiceUnderTest()
         let client = try service.client()
-        // CONTRACT.md tolerates UnknownMethod here; what matters is that Push is not run.
+        // docs/interface.md tolerates UnknownMethod here; what matters is that Push is not run.
         let refusals: Set<ErrorName> = [.unknownInterface, .unknownMethod]
         for interface: InterfaceName in ["org.example.Missing", "io.github.netactivity.NetActivity2", "org.freedesktop.DBus"] {
             expectCallFails(withOneOf: refusals) { try client.call("Push", interface: interface) }

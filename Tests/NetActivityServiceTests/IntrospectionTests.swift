@@ -5,7 +5,7 @@ import FoundationXML
 import NetActivityService
 import Testing
 
-/// CONTRACT.md, "Names": Introspectable on `/` down to the object, `busctl tree`, the
+/// docs/interface.md, "Names": Introspectable on `/` down to the object, `busctl tree`, the
 /// checked-in interface XML, and `org.freedesktop.DBus.Peer`.
 @Suite struct IntrospectionTests {
     /// `/`, `/io`, … each with the one child node it should list.

@@ -4,7 +4,7 @@ import Foundation
 import NetActivityService
 import Testing
 
-/// CONTRACT.md, "Methods": Push and Pop, the shared counter.
+/// docs/interface.md, "Methods": Push and Pop, the shared counter.
 @Suite struct SharedCounterTests {
     @Test func pushAddsOneAndPopTakesOne() throws {
         let service = try ServiceUnderTest()
@@ -78,7 +78,7 @@ import Testing
     }
 }
 
-/// CONTRACT.md, "Methods": BeginActivity, UpdateActivity, EndActivity.
+/// docs/interface.md, "Methods": BeginActivity, UpdateActivity, EndActivity.
 @Suite struct TrackedActivityTests {
     @Test func idsAreNeverZeroIncreaseAndAreNotReused() throws {
         let service = try ServiceUnderTest()

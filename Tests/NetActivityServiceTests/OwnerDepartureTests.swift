@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// CONTRACT.md, "Tracked activities": each is ended automatically the moment its owner leaves
+/// docs/interface.md, "Tracked activities": each is ended automatically the moment its owner leaves
 /// the bus (crash, kill -9, exit without ending), in one state change and one batch of signals
 /// however many it owned; the shared counter is nobody's and stays.
 ///

@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// CONTRACT.md, "Process behaviour": the name without queueing, `--replace`, SIGTERM/SIGINT,
+/// docs/interface.md, "Process behaviour": the name without queueing, `--replace`, SIGTERM/SIGINT,
 /// loss of the bus, and no wake-ups while idle — run as users meet the binary.
 @Suite struct NameOwnershipTests {
     @Test func secondInstanceExitsOneNamingTheOwner() throws {

@@ -4,7 +4,7 @@ import Foundation
 import NetActivityService
 import Testing
 
-/// CONTRACT.md, "Properties": values, types, and the standard Properties interface.
+/// docs/interface.md, "Properties": values, types, and the standard Properties interface.
 @Suite struct PropertyTests {
     /// Every property with its D-Bus type.
     static let types: [String: Signature] = [

@@ -4,7 +4,7 @@ import Foundation
 import NetActivityService
 import Testing
 
-/// CONTRACT.md, "Properties": PropertiesChanged only on real change, `Active` (and a
+/// docs/interface.md, "Properties": PropertiesChanged only on real change, `Active` (and a
 /// leading-edge `Count`) signalled before the reply of the call that caused it, the throttle,
 /// and the `Visible` debounce — all observed on the wire from the real binary.
 @Suite struct SignalOrderingTests {
