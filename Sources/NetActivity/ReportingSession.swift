@@ -482,6 +482,13 @@ final class ReportingSession {
         guard let lost = connection else { return }
         connection = nil
         watchingSignals = false
+        // A new connection may reach a new bus whose service has the same unique name and
+        // counts ids from 1 again: nothing held on the old one can be trusted.
+        for localID in activities.keys {
+            activities[localID]?.remote = nil
+            activities[localID]?.beginInFlight = false
+            activities[localID]?.updateInFlight = false
+        }
         serviceLeft()
         waitingForService = true
         reportOutage("lost the connection to \(bus); reconnecting")
