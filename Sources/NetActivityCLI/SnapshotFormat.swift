@@ -26,6 +26,10 @@ enum SnapshotFormat {
             ("completed", .integer(activity.completed)),
             ("total", .integer(activity.total)),
             ("started", .integer(activity.started)),
+            ("application", .string(activity.application)),
+            ("process_id", activity.processID.map { .integer(UInt64($0)) } ?? .null),
+            ("user_id", activity.userID.map { .integer(UInt64($0)) } ?? .null),
+            ("bus", .string(activity.bus == .system ? "system" : "session")),
         ])
     }
 
@@ -69,8 +73,9 @@ enum SnapshotFormat {
         guard state.active else { return "No network activity" }
         let count = max(Int(state.count), state.activities.count)
         var lines = [count > 0 ? "Network activity: \(count)" : "Network activity"]
+        // waybar renders the tooltip as Pango markup: a bare & would drop it, <b> would be bold.
         for activity in state.activities {
-            lines.append(activity.label + (activity.fraction.map { " " + percent($0) } ?? ""))
+            lines.append(activity.title.markupEscaped + (activity.fraction.map { " " + percent($0) } ?? ""))
         }
         let shared = count - state.activities.count
         if shared > 0 { lines.append("\(shared) other connection" + (shared == 1 ? "" : "s")) }
@@ -91,14 +96,14 @@ enum SnapshotFormat {
         } else {
             lines.append("Activities:")
             for activity in state.activities {
-                var line = "  #\(activity.id) \(printable(activity.label))"
+                var line = "  #\(activity.id) \(printable(activity.title))"
                 if activity.total > 0 {
                     line += "  \(bytes(activity.completed)) of \(bytes(activity.total))"
                         + (activity.fraction.map { " (\(percent($0)))" } ?? "")
                 } else if activity.completed > 0 {
                     line += "  \(bytes(activity.completed))"
                 }
-                line += "  by \(activity.owner)"
+                line += "  by \(activity.owner)" + (activity.processID.map { " (pid \($0))" } ?? "")
                 if now >= activity.started { line += ", for \(duration((now - activity.started) / 1_000_000))" }
                 lines.append(line)
             }

@@ -74,7 +74,7 @@ public struct TrayAppearance: Equatable, Sendable {
         guard state.serviceAvailable else { return "The network activity service is not running" }
         guard state.active else { return "Idle" }
         var lines = state.activities.map { activity in
-            escape(activity.label) + (activity.fraction.map { " — " + percent($0) } ?? "")
+            activity.title.markupEscaped + (activity.fraction.map { " — " + percent($0) } ?? "")
         }
         let shared = Int(state.count) - state.activities.count
         if shared > 0 { lines.append("\(shared) other connection" + (shared == 1 ? "" : "s")) }
@@ -94,18 +94,4 @@ public struct TrayAppearance: Equatable, Sendable {
         Int((min(1, max(0, fraction)) * 100).rounded(.down))
     }
 
-    /// Labels come from other processes; hosts render the description as markup.
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case let control where control.value < 0x20 || control.value == 0x7F: escaped += " "
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
-    }
 }

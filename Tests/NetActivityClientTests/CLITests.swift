@@ -100,7 +100,9 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
         let activities = try #require(object["activities"] as? [[String: Any]])
         #expect(activities.count == 1)
         let activity = try #require(activities.first)
-        #expect(Set(activity.keys) == ["id", "owner", "label", "completed", "total", "started"])
+        #expect(Set(activity.keys) == [
+            "id", "owner", "label", "completed", "total", "started", "application", "process_id", "user_id", "bus",
+        ])
         #expect((activity["id"] as? NSNumber)?.uint32Value == id)
         #expect(activity["owner"] as? String == probe.uniqueName)
         #expect(activity["label"] as? String == "json \"quoted\"\tlabel")

@@ -24,3 +24,43 @@ struct SnapshotFormatTests {
         #expect(SnapshotFormat.tooltip(leading) == "Network activity")
     }
 }
+
+/// Who is using the network, in every format, and labels that reach markup as written.
+struct AttributionFormatTests {
+    private let firefox = ActivityInfo(
+        id: 3, owner: ":1.9", label: "Sync feeds", completed: 1, total: 4, started: 0, processID: 4242, userID: 1000,
+        application: "org.mozilla.firefox")
+    private let markup = ActivityInfo(
+        id: 4, owner: ":1.10", label: "Q&A sync <b>now</b>", completed: 0, total: 0, started: 0, application: "curl")
+
+    @Test func titlesNameTheApplicationFirst() {
+        #expect(firefox.title == "Firefox — Sync feeds")
+        #expect(markup.applicationName == "Curl")
+        var unknown = firefox
+        unknown.application = ""
+        #expect(unknown.title == "Sync feeds")
+        unknown.bus = .system
+        #expect(unknown.title == "system: Sync feeds")
+    }
+
+    @Test func waybarTooltipEscapesLabelsForPango() {
+        let state = IndicatorSnapshot(active: true, visible: true, count: 2, progress: 0.25, activities: [firefox, markup])
+        let tooltip = SnapshotFormat.tooltip(state)
+        #expect(tooltip.contains("Firefox — Sync feeds 25%"), "\(tooltip)")
+        #expect(tooltip.contains("Curl — Q&amp;A sync &lt;b&gt;now&lt;/b&gt;"), "\(tooltip)")
+        #expect(!tooltip.contains("<b>") && !tooltip.contains("Q&A"), "\(tooltip)")
+    }
+
+    @Test func jsonCarriesTheAttribution() {
+        let json = SnapshotFormat.json(IndicatorSnapshot(active: true, visible: true, count: 1, activities: [firefox]))
+        #expect(json.contains(#""application":"org.mozilla.firefox""#), "\(json)")
+        #expect(json.contains(#""process_id":4242"#) && json.contains(#""user_id":1000"#), "\(json)")
+        #expect(json.contains(#""bus":"session""#), "\(json)")
+    }
+
+    @Test func statusShowsTheApplicationAndProcess() {
+        let status = SnapshotFormat.status(IndicatorSnapshot(active: true, visible: true, count: 1, activities: [firefox]), now: 0)
+        #expect(status.contains("#3 Firefox — Sync feeds"), "\(status)")
+        #expect(status.contains("by :1.9 (pid 4242)"), "\(status)")
+    }
+}

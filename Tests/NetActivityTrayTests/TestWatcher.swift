@@ -1,6 +1,7 @@
 import BusTestSupport
 import DBus
 import Foundation
+import NetActivity
 import NetActivityTray
 import Synchronization
 
@@ -115,4 +116,11 @@ final class TestWatcher: @unchecked Sendable {
                 SignalDescription("StatusNotifierHostUnregistered"),
             ])
     }
+}
+
+/// "App — ": how a tooltip names this test process, the owner of the activities it begins.
+func testProcessApplicationPrefix() throws -> String {
+    let comm = try String(contentsOfFile: "/proc/self/comm", encoding: .utf8).trimmingCharacters(in: .newlines)
+    let name = ActivityInfo(id: 1, owner: "", label: "", completed: 0, total: 0, started: 0, application: comm).applicationName
+    return name.map { $0 + " — " } ?? ""
 }

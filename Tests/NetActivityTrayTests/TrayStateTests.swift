@@ -75,7 +75,9 @@ import Testing
             let backup = try bus.callService("BeginActivity", [.string("<b>Backup</b> & more")]).first?.uint32
         else { throw BusTestError("BeginActivity gave no id") }
         try bus.callService("UpdateActivity", [.uint32(sync), .uint64(512), .uint64(2048)])
-        let expected = "Sync feeds — 25%\n&lt;b&gt;Backup&lt;/b&gt; &amp; more"
+        // The service names this test process as the activities' application.
+        let app = try testProcessApplicationPrefix()
+        let expected = "\(app)Sync feeds — 25%\n\(app)&lt;b&gt;Backup&lt;/b&gt; &amp; more"
         try item.wait(for: "the tooltip to list both activities") { try $0.toolTip().description == expected }
         try item.wait(for: "Status Active") { try $0.string("Status") == "Active" }
         _ = item.takeSignals(settle: .zero)
@@ -84,7 +86,7 @@ import Testing
         try bus.callService("UpdateActivity", [.uint32(sync), .uint64(513), .uint64(2048)])
         #expect(try item.toolTip().description == expected)
         try bus.callService("UpdateActivity", [.uint32(sync), .uint64(1024), .uint64(2048)])
-        try item.wait(for: "the tooltip to show 50%") { try $0.toolTip().description.hasPrefix("Sync feeds — 50%") }
+        try item.wait(for: "the tooltip to show 50%") { try $0.toolTip().description.hasPrefix("\(app)Sync feeds — 50%") }
         #expect(occurrences(of: "NewToolTip", in: item.takeSignals()) == 1)
 
         try bus.callService("EndActivity", [.uint32(sync)])
