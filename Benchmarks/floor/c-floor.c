@@ -6,7 +6,9 @@
  * number of live activities. BeginActivity gets a reply carrying a fresh id (`u`), EndActivity
  * an empty one; Pop at 0 gets the NotActive error. For every flip of Active (Count 0 -> 1 or
  * 1 -> 0) it emits one org.freedesktop.DBus.Properties PropertiesChanged carrying only Active,
- * before the reply. Every other method call gets an empty reply, like `dbus-test-tool echo`,
+ * before the reply. Like the service (interface version 2), it announces each activity's object
+ * with org.freedesktop.DBus.ObjectManager InterfacesAdded (every property of the activity
+ * interface) before the BeginActivity reply, and InterfacesRemoved before the EndActivity reply. Every other method call gets an empty reply, like `dbus-test-tool echo`,
  * whose structure (one filter, dbus_connection_read_write_dispatch) this copies so the two
  * floors differ only in what they send.
  *
@@ -26,6 +28,8 @@
 #define PATH "/io/github/netactivity/NetActivity1"
 #define INTERFACE "io.github.netactivity.NetActivity1"
 #define NOT_ACTIVE INTERFACE ".Error.NotActive"
+#define ACTIVITY_INTERFACE INTERFACE ".Activity"
+#define OBJECT_MANAGER "org.freedesktop.DBus.ObjectManager"
 
 static unsigned long counter;      /* Count: pushes not popped plus live activities */
 static dbus_uint32_t next_id = 1;
@@ -55,6 +59,78 @@ static void emit_active(DBusConnection *connection, dbus_bool_t active)
     dbus_message_unref(signal);
 }
 
+static void append_entry(DBusMessageIter *dict, const char *key, int type, const void *value)
+{
+    DBusMessageIter entry, variant;
+    char signature[2] = {(char)type, 0};
+
+    dbus_message_iter_open_container(dict, DBUS_TYPE_DICT_ENTRY, NULL, &entry);
+    dbus_message_iter_append_basic(&entry, DBUS_TYPE_STRING, &key);
+    dbus_message_iter_open_container(&entry, DBUS_TYPE_VARIANT, signature, &variant);
+    dbus_message_iter_append_basic(&variant, type, value);
+    dbus_message_iter_close_container(&entry, &variant);
+    dbus_message_iter_close_container(dict, &entry);
+}
+
+/* InterfacesAdded(PATH/activity/ID, {ACTIVITY_INTERFACE: {Id, Label, Owner, Started, ...}}) */
+static void emit_added(DBusConnection *connection, DBusMessage *call, dbus_uint32_t id)
+{
+    DBusMessage *signal = dbus_message_new_signal(PATH, OBJECT_MANAGER, "InterfacesAdded");
+    DBusMessageIter iter, interfaces, entry, properties;
+    char path[96];
+    const char *object = path, *interface = ACTIVITY_INTERFACE, *label = "", *owner = dbus_message_get_sender(call);
+    const char *application = "";
+    dbus_uint64_t started = 0, zero = 0;
+    dbus_uint32_t unknown = 0xFFFFFFFF;
+
+    if (signal == NULL)
+        return;
+    dbus_message_get_args(call, NULL, DBUS_TYPE_STRING, &label, DBUS_TYPE_INVALID);
+    snprintf(path, sizeof path, PATH "/activity/%u", id);
+    dbus_message_iter_init_append(signal, &iter);
+    dbus_message_iter_append_basic(&iter, DBUS_TYPE_OBJECT_PATH, &object);
+    dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sa{sv}}", &interfaces);
+    dbus_message_iter_open_container(&interfaces, DBUS_TYPE_DICT_ENTRY, NULL, &entry);
+    dbus_message_iter_append_basic(&entry, DBUS_TYPE_STRING, &interface);
+    dbus_message_iter_open_container(&entry, DBUS_TYPE_ARRAY, "{sv}", &properties);
+    append_entry(&properties, "Id", DBUS_TYPE_UINT32, &id);
+    append_entry(&properties, "Label", DBUS_TYPE_STRING, &label);
+    append_entry(&properties, "Owner", DBUS_TYPE_STRING, &owner);
+    append_entry(&properties, "Started", DBUS_TYPE_UINT64, &started);
+    append_entry(&properties, "Completed", DBUS_TYPE_UINT64, &zero);
+    append_entry(&properties, "Total", DBUS_TYPE_UINT64, &zero);
+    append_entry(&properties, "ProcessID", DBUS_TYPE_UINT32, &unknown);
+    append_entry(&properties, "UserID", DBUS_TYPE_UINT32, &unknown);
+    append_entry(&properties, "Application", DBUS_TYPE_STRING, &application);
+    dbus_message_iter_close_container(&entry, &properties);
+    dbus_message_iter_close_container(&interfaces, &entry);
+    dbus_message_iter_close_container(&iter, &interfaces);
+    dbus_connection_send(connection, signal, NULL);
+    dbus_message_unref(signal);
+}
+
+/* InterfacesRemoved(PATH/activity/ID, [ACTIVITY_INTERFACE]) */
+static void emit_removed(DBusConnection *connection, DBusMessage *call)
+{
+    DBusMessage *signal = dbus_message_new_signal(PATH, OBJECT_MANAGER, "InterfacesRemoved");
+    DBusMessageIter iter, interfaces;
+    char path[96];
+    const char *object = path, *interface = ACTIVITY_INTERFACE;
+    dbus_uint32_t id = 0;
+
+    if (signal == NULL)
+        return;
+    dbus_message_get_args(call, NULL, DBUS_TYPE_UINT32, &id, DBUS_TYPE_INVALID);
+    snprintf(path, sizeof path, PATH "/activity/%u", id);
+    dbus_message_iter_init_append(signal, &iter);
+    dbus_message_iter_append_basic(&iter, DBUS_TYPE_OBJECT_PATH, &object);
+    dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "s", &interfaces);
+    dbus_message_iter_append_basic(&interfaces, DBUS_TYPE_STRING, &interface);
+    dbus_message_iter_close_container(&iter, &interfaces);
+    dbus_connection_send(connection, signal, NULL);
+    dbus_message_unref(signal);
+}
+
 static DBusHandlerResult filter(DBusConnection *connection, DBusMessage *message, void *data)
 {
     DBusMessage *reply;
@@ -71,19 +147,24 @@ static DBusHandlerResult filter(DBusConnection *connection, DBusMessage *message
         reply = dbus_message_new_error(message, NOT_ACTIVE, "the shared counter is 0");
     } else {
         int begins = dbus_message_is_method_call(message, INTERFACE, "BeginActivity");
+        int ends = dbus_message_is_method_call(message, INTERFACE, "EndActivity");
+        dbus_uint32_t id = 0;
 
+        if (begins) {
+            id = next_id++;
+            emit_added(connection, message, id);
+        } else if (ends) {
+            emit_removed(connection, message);
+        }
         if (begins || dbus_message_is_method_call(message, INTERFACE, "Push")) {
             if (counter++ == 0)
                 emit_active(connection, TRUE);
-        } else if (dbus_message_is_method_call(message, INTERFACE, "Pop")
-                   || dbus_message_is_method_call(message, INTERFACE, "EndActivity")) {
+        } else if (dbus_message_is_method_call(message, INTERFACE, "Pop") || ends) {
             if (counter > 0 && --counter == 0)
                 emit_active(connection, FALSE);
         }
         reply = dbus_message_new_method_return(message);
         if (reply != NULL && begins) {
-            dbus_uint32_t id = next_id++;
-
             if (!dbus_message_append_args(reply, DBUS_TYPE_UINT32, &id, DBUS_TYPE_INVALID)) {
                 dbus_message_unref(reply);
                 reply = NULL;
