@@ -97,7 +97,20 @@ extension String {
         return text
     }
 
+    /// systemd escapes "-" inside a unit name's app id as `\x2d`. Done by hand: the string
+    /// algorithms that take a string separator would link _StringProcessing into the service.
     fileprivate func replacingEscapedDashes() -> String {
-        split(separator: "\\x2d", omittingEmptySubsequences: false).joined(separator: "-")
+        let escape = Array("\\x2d".utf8)
+        var bytes: [UInt8] = []
+        var rest = Array(utf8)[...]
+        while !rest.isEmpty {
+            if rest.starts(with: escape) {
+                bytes.append(UInt8(ascii: "-"))
+                rest = rest.dropFirst(escape.count)
+            } else {
+                bytes.append(rest.removeFirst())
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
