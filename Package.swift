@@ -40,11 +40,20 @@ let package = Package(
         // The `netactivity` command line: status, push/pop, run, watch, tray.
         .target(name: "NetActivityCLI", dependencies: ["NetActivity", "NetActivityContract", "NetActivityTray", "DBus"]),
         .executableTarget(name: "netactivity", dependencies: ["NetActivityCLI"]),
+        // The private dbus-daemon's configuration text, without Foundation: shared by
+        // BusTestSupport and the benchmark driver, which cannot depend on a test-support target.
+        .target(name: "PrivateBusConfiguration", path: "Tests/PrivateBusConfiguration"),
         // Private dbus-daemon instances and process helpers for the test suites.
-        .target(name: "BusTestSupport", dependencies: ["DBus"], path: "Tests/BusTestSupport"),
+        .target(name: "BusTestSupport", dependencies: ["DBus", "PrivateBusConfiguration"], path: "Tests/BusTestSupport"),
+        // The real netactivityd on a private bus (ServiceDaemon) and a client that looks at it
+        // (ServiceProbe): how every suite starts, stops and questions the service.
+        .target(
+            name: "NetActivityTestSupport", dependencies: ["BusTestSupport", "DBus", "NetActivityContract"],
+            path: "Tests/NetActivityTestSupport"),
         // The benchmark driver: `make bench`.
         .executableTarget(
-            name: "netactivity-bench", dependencies: ["DBus", "NetActivityContract"], path: "Benchmarks/Driver"),
+            name: "netactivity-bench", dependencies: ["DBus", "NetActivityContract", "PrivateBusConfiguration"],
+            path: "Benchmarks/Driver"),
         // A long-lived client process for tests that SIGKILL a client holding activities.
         .executableTarget(
             name: "na-testclient", dependencies: ["DBus", "BusTestSupport"], path: "Tests/TestClientExecutable"),
@@ -53,23 +62,29 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus", "BusTestSupport"]),
         .testTarget(
             name: "NetActivityServiceTests",
-            dependencies: ["NetActivityService", "DBus", "BusTestSupport", "netactivityd", "na-testclient"]
+            dependencies: [
+                "NetActivityService", "DBus", "BusTestSupport", "NetActivityTestSupport", "netactivityd", "na-testclient",
+            ]
         ),
         .testTarget(
             name: "NetActivityClientTests",
             dependencies: [
                 "NetActivity", "NetActivityURLSession", "NetActivityCLI", "NetActivityContract", "DBus",
-                "BusTestSupport", "netactivityd", "netactivity", "na-idleclient",
+                "BusTestSupport", "NetActivityTestSupport", "netactivityd", "netactivity", "na-idleclient",
             ]
         ),
         .testTarget(
             name: "NetActivityTrayTests",
-            dependencies: ["NetActivityTray", "NetActivity", "DBus", "BusTestSupport", "netactivityd", "netactivity"]
+            dependencies: [
+                "NetActivityTray", "NetActivity", "DBus", "BusTestSupport", "NetActivityTestSupport", "netactivityd",
+                "netactivity",
+            ]
         ),
         .testTarget(
             name: "NetActivityFaultTests",
             dependencies: [
-                "NetActivity", "NetActivityContract", "DBus", "BusTestSupport", "netactivityd", "na-testclient",
+                "NetActivity", "NetActivityContract", "DBus", "BusTestSupport", "NetActivityTestSupport", "netactivityd",
+                "na-testclient",
             ]
         ),
         // The repository as a user meets it: install-deps.sh, docs, man pages, completions.

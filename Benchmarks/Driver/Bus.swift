@@ -1,5 +1,6 @@
 import DBus
 import NetActivityContract
+import PrivateBusConfiguration
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,7 +22,7 @@ final class Bus {
         let socket = directory + "/bus"
         address = "unix:path=" + socket
         let configuration = directory + "/bus.conf"
-        guard writeText(configuration, Bus.configuration(listen: address)) else {
+        guard writeText(configuration, privateBusConfiguration(listen: address)) else {
             throw BenchError("cannot write \(configuration)")
         }
         daemon = try Child("dbus-daemon", ["--nofork", "--config-file=\(configuration)"])
@@ -62,31 +63,6 @@ final class Bus {
             }
             Clock.sleep(milliseconds: 2)
         }
-    }
-
-    private static func configuration(listen: String) -> String {
-        """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>session</type>
-          <listen>\(listen)</listen>
-          <auth>EXTERNAL</auth>
-          <policy context="default">
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow eavesdrop="true"/>
-            <allow own="*"/>
-          </policy>
-          <limit name="max_incoming_bytes">1000000000</limit>
-          <limit name="max_outgoing_bytes">1000000000</limit>
-          <limit name="max_message_size">1000000000</limit>
-          <limit name="max_completed_connections">100000</limit>
-          <limit name="max_connections_per_user">100000</limit>
-          <limit name="max_match_rules_per_connection">50000</limit>
-          <limit name="max_replies_per_connection">50000</limit>
-        </busconfig>
-
-        """
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PrivateBusConfiguration
 
 #if canImport(Glibc)
 import Glibc
@@ -35,7 +36,7 @@ public final class PrivateBus: @unchecked Sendable {
         directory = try makeTemporaryDirectory()
         do {
             let configuration = directory + "/bus.conf"
-            try busConfiguration(socketDirectory: directory, serviceDirectories: serviceDirectories)
+            try privateBusConfiguration(listen: "unix:dir=\(directory)", serviceDirectories: serviceDirectories)
                 .write(toFile: configuration, atomically: true, encoding: .utf8)
             let daemon = try ChildProcess(
                 "dbus-daemon",
@@ -101,50 +102,6 @@ public final class PrivateBus: @unchecked Sendable {
         _ = try? daemon.waitForExit(timeout: .seconds(10))
         try? FileManager.default.removeItem(atPath: directory)
     }
-}
-
-// MARK: - Configuration
-
-/// A session-type bus configuration with nothing from the system's `session.conf`: no
-/// standard service directories, no included files, so tests see only what they set up.
-private func busConfiguration(socketDirectory: String, serviceDirectories: [String]) -> String {
-    let services = serviceDirectories.map { "  <servicedir>\(escaped($0))</servicedir>\n" }.joined()
-    return """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>session</type>
-          <keep_umask/>
-          <listen>unix:dir=\(escaped(socketDirectory))</listen>
-          <auth>EXTERNAL</auth>
-        \(services)\
-          <policy context="default">
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow eavesdrop="true"/>
-            <allow own="*"/>
-          </policy>
-          <!-- The limits of the stock session bus: effectively none. -->
-          <limit name="max_incoming_bytes">1000000000</limit>
-          <limit name="max_outgoing_bytes">1000000000</limit>
-          <limit name="max_message_size">1000000000</limit>
-          <limit name="service_start_timeout">120000</limit>
-          <limit name="auth_timeout">240000</limit>
-          <limit name="max_completed_connections">100000</limit>
-          <limit name="max_incomplete_connections">10000</limit>
-          <limit name="max_connections_per_user">100000</limit>
-          <limit name="max_pending_service_starts">10000</limit>
-          <limit name="max_names_per_connection">50000</limit>
-          <limit name="max_match_rules_per_connection">50000</limit>
-          <limit name="max_replies_per_connection">50000</limit>
-        </busconfig>
-
-        """
-}
-
-private func escaped(_ text: String) -> String {
-    text.replacingOccurrences(of: "&", with: "&amp;")
-        .replacingOccurrences(of: "<", with: "&lt;")
-        .replacingOccurrences(of: ">", with: "&gt;")
 }
 
 /// A fresh directory under /tmp (not `$TMPDIR`: a socket path must fit in 108 bytes).

@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityService
 import Testing
@@ -73,7 +74,7 @@ private func expectActivation(
     serviceDirectory: String, binary: String, sourceLocation: SourceLocation = #_sourceLocation
 ) throws {
     let bus = try PrivateBus(serviceDirectories: [serviceDirectory])
-    let client = try TestClient(address: bus.address)
+    let client = try ServiceProbe(address: bus.address)
     try #require(try client.connection.owner(of: NetActivityBus.name) == nil, "the name is owned before activation")
 
     let push = try run(

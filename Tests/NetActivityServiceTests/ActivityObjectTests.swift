@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityContract
 import NetActivityService
@@ -14,13 +15,13 @@ import Glibc
 /// tools expect.
 @Suite struct ActivityObjectTests {
     /// Every signal the service sends, in order, with the replies around them.
-    static func subscribeToEverything(_ client: TestClient) throws {
+    static func subscribeToEverything(_ client: ServiceProbe) throws {
         try client.connection.addMatch("type='signal',sender='\(NetActivityBus.name)'")
     }
 
     /// Sends a call and returns the signals that arrived before its reply, and the reply.
     static func signalsBeforeReply(
-        _ client: TestClient, _ member: MemberName, _ arguments: [Value]
+        _ client: ServiceProbe, _ member: MemberName, _ arguments: [Value]
     ) throws -> (signals: [Message], reply: Message) {
         let serial = try client.send(member, arguments)
         var signals: [Message] = []
@@ -32,8 +33,8 @@ import Glibc
     }
 
     @Test func interfacesAddedAndRemovedComeBeforeTheReplies() throws {
-        let service = try ServiceUnderTest(["--throttle-ms", "50"])
-        let client = try service.client()
+        let service = try ServiceDaemon(["--throttle-ms", "50"])
+        let client = try service.probe()
         try Self.subscribeToEverything(client)
 
         let begin = try Self.signalsBeforeReply(client, "BeginActivity", [.string("Sync feeds")])
@@ -72,8 +73,8 @@ import Glibc
     }
 
     @Test func callsOnAnActivityPathWithoutALiveActivityGetUnknownObject() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let id = try client.begin("short")
         try client.call("EndActivity", [.uint32(id)])
         for path in [NetActivityBus.activityPath(id), NetActivityBus.activityPath(999), "/io/github/netactivity/NetActivity1/activity/x"] as [ObjectPath] {
@@ -84,8 +85,8 @@ import Glibc
     }
 
     @Test func attributionNamesTheOwnersProcessUserAndApplication() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let id = try client.begin("attributed")
         var properties: [String: Value] = [:]
         try waitUntil("the service to learn the owner's credentials") {
@@ -103,8 +104,8 @@ import Glibc
 
     @Test func busctlTreeAndIntrospectShowTheLiveActivities() throws {
         try requireTool("busctl")
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let ids = try (0..<3).map { try client.begin("tree \($0)") }
         let tree = try service.busctl(["tree", NetActivityBus.name.rawValue])
         try #require(tree.succeeded, "\(tree)")
@@ -121,8 +122,8 @@ import Glibc
 
     @Test func gdbusReadsGetManagedObjectsAndMonitorsObjectsComingAndGoing() throws {
         try requireTool("gdbus")
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let monitor = try ChildProcess(
             "gdbus", ["monitor", "--address", service.bus.address, "--dest", NetActivityBus.name.rawValue])
         defer { monitor.send(signal: SIGTERM) }
@@ -150,12 +151,12 @@ import Glibc
     }
 
     @Test func anOwnerLeavingRemovesEveryObjectBeforeTheNewCount() throws {
-        let service = try ServiceUnderTest()
-        var leaving: TestClient? = try service.client()
+        let service = try ServiceDaemon()
+        var leaving: ServiceProbe? = try service.probe()
         let ids = try #require(leaving).pipelined("BeginActivity", [.string("bulk")], count: 1_024)
             .compactMap { try $0.arguments().first?.uint32 }
         #expect(ids.count == 1_024)
-        let watcher = try service.client()
+        let watcher = try service.probe()
         try Self.subscribeToEverything(watcher)
 
         leaving = nil
@@ -174,13 +175,13 @@ import Glibc
     }
 
     @Test func theActivityPastTheGlobalLimitIsRefusedAndChangesNothing() throws {
-        let service = try ServiceUnderTest()
-        let clients = try (0..<64).map { _ in try service.client() }
+        let service = try ServiceDaemon()
+        let clients = try (0..<64).map { _ in try service.probe() }
         for client in clients {
             let replies = try client.pipelined("BeginActivity", [.string("")], count: NetActivityBus.Limits.activitiesPerOwner)
             try #require(replies.allSatisfy { $0.kind == .methodReturn }, "\(replies.first { $0.kind == .error } as Any)")
         }
-        let extra = try service.client()
+        let extra = try service.probe()
         #expect(try extra.count() == 65_536)
         #expect(errorName { try extra.begin("one too many") } == "org.freedesktop.DBus.Error.LimitsExceeded")
         #expect(try extra.count() == 65_536)
@@ -188,7 +189,7 @@ import Glibc
     }
 }
 
-extension TestClient {
+extension ServiceProbe {
     /// Every message that arrives within `duration`.
     func collectMessages(for duration: Duration) -> [Message] {
         var collected: [Message] = []

@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityService
 import Testing
@@ -7,6 +8,18 @@ import Testing
 // Helpers shared by the method, property, error, introspection and foreign-client tests.
 
 // MARK: - Error replies
+
+/// The service's bus error name for an error thrown by a call, or nil.
+func errorName(of body: () throws -> Any) -> String? {
+    do {
+        _ = try body()
+        return nil
+    } catch let error as BusError {
+        return error.name.rawValue
+    } catch {
+        return "\(error)"
+    }
+}
 
 /// Expects `body` to fail with the D-Bus error `name` carrying a non-empty message (docs/interface.md:
 /// "Every error carries a human-readable message"), and returns that error.
@@ -63,8 +76,8 @@ struct ObservedState: Equatable {
     var activities: [ListedActivity]
 }
 
-extension TestClient {
-    /// Reads `Activities` and checks it is an `a(ussttt)`.
+extension ServiceProbe {
+    /// Reads `Activities`, checked to be an `a(ussttt)`, as the wire has it (no owner details).
     func listedActivities() throws -> [ListedActivity] {
         let value = try property("Activities")
         guard value.signature == "a(ussttt)", let elements = value.elements else {
@@ -80,60 +93,11 @@ extension TestClient {
         }
     }
 
-    /// Reads a `b` property.
-    func boolProperty(_ name: String) throws -> Bool {
-        guard let value = try property(name).bool else { throw BusTestError("\(name) is not a b") }
-        return value
-    }
-
-    /// Reads `Progress`, a `d`.
-    func progress() throws -> Double {
-        guard let value = try property("Progress").double else { throw BusTestError("Progress is not a d") }
-        return value
-    }
-
     /// Active, Count, Progress and Activities, read now.
     func observedState() throws -> ObservedState {
         ObservedState(
             active: try boolProperty("Active"), count: try count(), progress: try progress(),
             activities: try listedActivities())
-    }
-
-    /// Sends `count` identical calls before reading any reply, in batches that stay under the
-    /// bus's limit on pending replies per connection, and returns the replies in sending order.
-    func pipelined(_ member: MemberName, _ arguments: [Value] = [], count: Int, batch: Int = 4_096) throws -> [Message] {
-        var replies: [Message] = []
-        replies.reserveCapacity(count)
-        var remaining = count
-        while remaining > 0 {
-            let size = min(batch, remaining)
-            var waiting: [UInt32: Int] = [:]
-            for index in 0..<size {
-                waiting[try send(member, arguments)] = index
-            }
-            connection.flush()
-            var batchReplies = [Message?](repeating: nil, count: size)
-            while !waiting.isEmpty {
-                guard let message = nextMessage(timeout: .seconds(30)) else {
-                    throw BusTestError("\(waiting.count) of \(size) \(member) replies did not arrive")
-                }
-                guard message.kind == .methodReturn || message.kind == .error,
-                    let index = waiting.removeValue(forKey: message.replySerial)
-                else { continue }
-                batchReplies[index] = message
-            }
-            replies += batchReplies.compactMap { $0 }
-            remaining -= size
-        }
-        return replies
-    }
-
-    /// The introspection XML of `path` on the service.
-    func introspect(_ path: ObjectPath) throws -> String {
-        guard let xml = try call("Introspect", interface: .introspectable, path: path).first?.string else {
-            throw BusTestError("Introspect of \(path) returned no string")
-        }
-        return xml
     }
 }
 

@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityService
 import Testing
@@ -68,8 +69,8 @@ import Testing
     }
 
     @Test func wrongSignatureIsInvalidArgsNamingTheExpectedSignatureAndChangesNothing() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         try client.call("Push")
         let id = try client.begin("must survive")
         try client.call("UpdateActivity", [.uint32(id), .uint64(1), .uint64(4)])
@@ -93,8 +94,8 @@ import Testing
     }
 
     @Test func wrongSignatureWithoutInterfaceFieldIsInvalidArgsToo() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let id = try client.begin("must survive")
         let before = try client.observedState()
         for wrong in Self.wrongCalls(id: id) {
@@ -104,8 +105,8 @@ import Testing
     }
 
     @Test func unknownMethodIsUnknownMethod() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let before = try client.observedState()
         for member: MemberName in ["Frobnicate", "push", "PushPop", "Begin"] {
             expectCallFails(with: .unknownMethod) { try client.call(member) }
@@ -117,8 +118,8 @@ import Testing
     }
 
     @Test func anInterfaceTheObjectLacksIsUnknownInterface() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         // docs/interface.md tolerates UnknownMethod here; what matters is that Push is not run.
         let refusals: Set<ErrorName> = [.unknownInterface, .unknownMethod]
         for interface: InterfaceName in ["org.example.Missing", "io.github.netactivity.NetActivity2", "org.freedesktop.DBus"] {
@@ -133,8 +134,8 @@ import Testing
     }
 
     @Test func callWithoutInterfaceFieldIsDispatchedByMemberName() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         #expect(try client.call("Push", interface: nil).isEmpty)
         #expect(try client.count() == 1)
 

@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityService
 import Testing
@@ -15,8 +16,8 @@ import Testing
 
     @Test func busctlPushAndPopFromSeparateProcesses() throws {
         try requireTool("busctl")
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
 
         let push = try service.busctlCall("Push")
         #expect(push.succeeded && push.stdout.isEmpty, "\(push)")
@@ -38,8 +39,8 @@ import Testing
 
     @Test func busctlBeginActivityEndsWithTheProcess() throws {
         try requireTool("busctl")
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let result = try service.busctlCall("BeginActivity", ["s", "from busctl"])
         try #require(result.succeeded, "\(result)")
         let words = result.stdout.split(whereSeparator: \.isWhitespace)
@@ -52,15 +53,15 @@ import Testing
 
     @Test func busctlUpdateAndEndReachTheServiceWithTheirArguments() throws {
         try requireTool("busctl")
-        let service = try ServiceUnderTest()
-        let owner = try service.client()
+        let service = try ServiceDaemon()
+        let owner = try service.probe()
         let id = try owner.begin("owned by the test")
         try owner.call("UpdateActivity", [.uint32(id), .uint64(1), .uint64(2)])
         let before = try owner.observedState()
 
         // busctl's own activities end when it exits, so from busctl these calls can only be
         // refused; the refusal must be the one a non-owner gets, proving the arguments arrived.
-        let stranger = try service.client()
+        let stranger = try service.probe()
         let calls: [(String, [String], [Value])] = [
             ("UpdateActivity", ["utt", "\(id)", "2", "2"], [.uint32(id), .uint64(2), .uint64(2)]),
             ("EndActivity", ["u", "\(id)"], [.uint32(id)]),
@@ -84,8 +85,8 @@ import Testing
 
     @Test func busctlGetPropertyReadsEveryProperty() throws {
         try requireTool("busctl")
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let version = try #require(try client.property("Version").string)
         #expect(try service.busctlProperty("Active") == "b false")
         #expect(try service.busctlProperty("Visible") == "b false")
@@ -108,7 +109,7 @@ import Testing
 
     @Test func busctlIntrospectListsEveryMethodAndProperty() throws {
         try requireTool("busctl")
-        let service = try ServiceUnderTest()
+        let service = try ServiceDaemon()
         let result = try service.busctl(["introspect", name, path, interface])
         try #require(result.succeeded, "\(result)")
         // NAME TYPE SIGNATURE RESULT/VALUE FLAGS, whitespace-separated.
@@ -140,15 +141,15 @@ import Testing
 
     /// `dbus-send --print-reply` to the service. `--bus=` registers with the daemon; dbus-send's
     /// `--address=` is an alias of `--peer=`, which skips Hello and so gets no reply from a bus.
-    private func dbusSend(_ service: ServiceUnderTest, _ member: String, _ arguments: [String] = []) throws -> ProcessResult {
+    private func dbusSend(_ service: ServiceDaemon, _ member: String, _ arguments: [String] = []) throws -> ProcessResult {
         try run("dbus-send", ["--bus=\(service.bus.address)", "--print-reply", "--reply-timeout=10000",
                               "--dest=\(name)", path, member] + arguments)
     }
 
     @Test func dbusSendCallsPushPopBeginAndGet() throws {
         try requireTool("dbus-send")
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
 
         let push = try dbusSend(service, "\(interface).Push")
         #expect(push.succeeded && push.stdout.contains("method return"), "\(push)")
@@ -178,15 +179,15 @@ import Testing
 
     // MARK: - gdbus
 
-    private func gdbusCall(_ service: ServiceUnderTest, _ member: String, _ arguments: [String] = []) throws -> ProcessResult {
+    private func gdbusCall(_ service: ServiceDaemon, _ member: String, _ arguments: [String] = []) throws -> ProcessResult {
         try run("gdbus", ["call", "--address", service.bus.address, "--dest", name, "--object-path", path,
                           "--method", "\(interface).\(member)"] + arguments)
     }
 
     @Test func gdbusBeginActivityLastsAsLongAsTheProcess() throws {
         try requireTool("gdbus")
-        let service = try ServiceUnderTest()
-        let watcher = try service.client()
+        let service = try ServiceDaemon()
+        let watcher = try service.probe()
         try watcher.subscribe()
 
         let result = try gdbusCall(service, "BeginActivity", ["from gdbus"])
@@ -211,8 +212,8 @@ import Testing
 
     @Test func gdbusUpdateActivityIsTypedFromIntrospection() throws {
         try requireTool("gdbus")
-        let service = try ServiceUnderTest()
-        let owner = try service.client()
+        let service = try ServiceDaemon()
+        let owner = try service.probe()
         let id = try owner.begin("owned by the test")
         let before = try owner.observedState()
 

@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import FoundationXML
 import NetActivityService
@@ -16,7 +17,7 @@ import Testing
 
     @Test func busctlTreeShowsTheObject() throws {
         try requireTool("busctl")
-        let service = try ServiceUnderTest()
+        let service = try ServiceDaemon()
         let result = try service.busctl(["tree", NetActivityBus.name.rawValue])
         try #require(result.succeeded, "\(result)")
         // busctl draws the tree below the implicit root `/`: one path per line after the box
@@ -29,8 +30,8 @@ import Testing
     }
 
     @Test func everyAncestorListsItsChildNode() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         for (path, child) in Self.ancestors {
             let document = try XMLDocument(xmlString: try client.introspect(path), options: [])
             let root = try #require(document.rootElement())
@@ -54,7 +55,7 @@ import Testing
 
     @Test func gdbusIntrospectReadsTheObject() throws {
         try requireTool("gdbus")
-        let service = try ServiceUnderTest()
+        let service = try ServiceDaemon()
         let result = try run("gdbus", [
             "introspect", "--address", service.bus.address, "--dest", NetActivityBus.name.rawValue,
             "--object-path", NetActivityBus.path.rawValue,
@@ -87,9 +88,9 @@ import Testing
         let checkedIn = try InterfaceShape(
             named: NetActivityBus.interface.rawValue, in: String(contentsOf: file, encoding: .utf8), source: file.path)
 
-        let service = try ServiceUnderTest()
+        let service = try ServiceDaemon()
         let running = try InterfaceShape(
-            named: NetActivityBus.interface.rawValue, in: try service.client().introspect(NetActivityBus.path),
+            named: NetActivityBus.interface.rawValue, in: try service.probe().introspect(NetActivityBus.path),
             source: "Introspect of the running service")
 
         let differences = running.differences(from: checkedIn)
@@ -117,8 +118,8 @@ import Testing
         let checkedIn = try InterfaceShape(
             named: NetActivityBus.activityInterface.rawValue, in: String(contentsOf: file, encoding: .utf8),
             source: file.path)
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let id = try client.begin("introspected")
         let running = try InterfaceShape(
             named: NetActivityBus.activityInterface.rawValue, in: try client.introspect(NetActivityBus.activityPath(id)),
@@ -134,15 +135,15 @@ import Testing
     // MARK: - Peer
 
     @Test func pingAnswersOnTheObjectWithAndWithoutInterface() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         #expect(try client.call("Ping", interface: .peer).isEmpty)
         #expect(try client.call("Ping", interface: nil).isEmpty)
     }
 
     @Test func getMachineIdMatchesTheBusMachineId() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let daemonReply = try client.connection.call(
             .methodCall(
                 destination: .bus, path: "/org/freedesktop/DBus", interface: .peer, member: "GetMachineId"),

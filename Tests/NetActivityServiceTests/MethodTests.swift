@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityService
 import Testing
@@ -7,8 +8,8 @@ import Testing
 /// docs/interface.md, "Methods": Push and Pop, the shared counter.
 @Suite struct SharedCounterTests {
     @Test func pushAddsOneAndPopTakesOne() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         #expect(try client.count() == 0)
         #expect(try client.call("Push").isEmpty)
         #expect(try client.count() == 1)
@@ -21,26 +22,26 @@ import Testing
     }
 
     @Test func counterSurvivesTheConnectionThatPushed() throws {
-        let service = try ServiceUnderTest()
-        var pusher: TestClient? = try service.client()
+        let service = try ServiceDaemon()
+        var pusher: ServiceProbe? = try service.probe()
         try pusher?.call("Push")
         // The tracked activity is there to tell when the service has seen the departure.
         _ = try pusher?.begin("marks the departure")
-        let observer = try service.client()
+        let observer = try service.probe()
         #expect(try observer.count() == 2)
 
         pusher = nil
         try waitUntil("the departed connection's activity to end") { try observer.listedActivities().isEmpty }
         #expect(try observer.count() == 1, "the shared counter is not tied to the caller")
 
-        let popper = try service.client()
+        let popper = try service.probe()
         try popper.call("Pop")
         #expect(try observer.count() == 0)
     }
 
     @Test func popAtZeroIsNotActiveAndChangesNothing() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         expectCallFails(with: .notActive) { try client.call("Pop") }
         #expect(try client.count() == 0)
         #expect(try client.boolProperty("Active") == false)
@@ -60,8 +61,8 @@ import Testing
     }
 
     @Test func pushStopsAtTheCapWithLimitsExceeded() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let cap = 65_536
         let replies = try client.pipelined("Push", count: cap)
         let failures = replies.filter { $0.kind != .methodReturn }
@@ -81,9 +82,9 @@ import Testing
 /// docs/interface.md, "Methods": BeginActivity, UpdateActivity, EndActivity.
 @Suite struct TrackedActivityTests {
     @Test func idsAreNeverZeroIncreaseAndAreNotReused() throws {
-        let service = try ServiceUnderTest()
-        let clients = [try service.client(), try service.client()]
-        var begun: [(id: UInt32, owner: TestClient)] = []
+        let service = try ServiceDaemon()
+        let clients = [try service.probe(), try service.probe()]
+        var begun: [(id: UInt32, owner: ServiceProbe)] = []
         for index in 0..<6 {
             let owner = clients[index % 2]
             begun.append((try owner.begin("activity \(index)"), owner))
@@ -102,8 +103,8 @@ import Testing
     }
 
     @Test func beginReturnsAUint32AndListsTheActivity() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let reply = try client.call("BeginActivity", [.string("download")])
         #expect(reply.map(\.signature) == ["u"])
         let id = try #require(reply.first?.uint32)
@@ -115,8 +116,8 @@ import Testing
     }
 
     @Test func labelOfAtMost256BytesIsAccepted() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let labels = [
             ("256 ASCII bytes", String(repeating: "a", count: 256)),
             ("128 two-byte characters", String(repeating: "é", count: 128)),
@@ -133,8 +134,8 @@ import Testing
     }
 
     @Test func labelLongerThan256BytesIsInvalidArgs() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         try client.call("Push")
         _ = try client.begin("already here")
         let before = try client.observedState()
@@ -154,8 +155,8 @@ import Testing
     }
 
     @Test func perConnectionCapIs1024AndOtherConnectionsAreUnaffected() throws {
-        let service = try ServiceUnderTest()
-        let greedy = try service.client()
+        let service = try ServiceDaemon()
+        let greedy = try service.probe()
         let replies = try greedy.pipelined("BeginActivity", [.string("one of many")], count: 1_024)
         let ids = try replies.map { reply in
             guard reply.kind == .methodReturn, let id = try reply.arguments().first?.uint32 else {
@@ -168,7 +169,7 @@ import Testing
         expectCallFails(with: .limitsExceeded) { try greedy.begin("one too many") }
         #expect(try greedy.count() == 1_024)
 
-        let other = try service.client()
+        let other = try service.probe()
         let otherID = try other.begin("someone else")
         #expect(try other.count() == 1_025)
 
@@ -181,9 +182,9 @@ import Testing
     }
 
     @Test func onlyTheOwnerMayUpdateOrEnd() throws {
-        let service = try ServiceUnderTest()
-        let owner = try service.client()
-        let stranger = try service.client()
+        let service = try ServiceDaemon()
+        let owner = try service.probe()
+        let stranger = try service.probe()
         let id = try owner.begin("mine")
         try owner.call("UpdateActivity", [.uint32(id), .uint64(3), .uint64(10)])
         let before = try owner.observedState()
@@ -204,8 +205,8 @@ import Testing
     }
 
     @Test func unknownIdIsUnknownActivity() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let live = try client.begin("the only one")
         let before = try client.observedState()
         for id in [0, live &+ 1, live &+ 1_000, .max] where id != live {
@@ -218,8 +219,8 @@ import Testing
     }
 
     @Test func completedBeyondAKnownTotalIsInvalidArgs() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let id = try client.begin("bounded")
         try client.call("UpdateActivity", [.uint32(id), .uint64(3), .uint64(10)])
         let before = try client.observedState()
@@ -238,8 +239,8 @@ import Testing
     }
 
     @Test func totalZeroMeansUnknownWithAnyCompleted() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let id = try client.begin("unknown size")
         try client.call("UpdateActivity", [.uint32(id), .uint64(.max), .uint64(0)])
         var listed = try client.listedActivities()
@@ -252,8 +253,8 @@ import Testing
     }
 
     @Test func endingTwiceIsUnknownActivityTheSecondTime() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let id = try client.begin("once")
         let other = try client.begin("stays")
         #expect(try client.call("EndActivity", [.uint32(id)]).isEmpty)

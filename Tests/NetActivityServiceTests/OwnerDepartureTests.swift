@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityService
 import Testing
@@ -12,16 +13,16 @@ import Glibc
 /// the bus (crash, kill -9, exit without ending), in one state change and one batch of signals
 /// however many it owned; the shared counter is nobody's and stays.
 ///
-/// The service runs with no throttle (`ServiceUnderTest()`'s default), so a release spread over
+/// The service runs with no throttle (`ServiceDaemon()`'s default), so a release spread over
 /// several state changes would show as several signals.
 @Suite struct OwnerDepartureTests {
     @Test func killedClientProcessReleasesAllItsActivitiesInOneSignal() throws {
-        let service = try ServiceUnderTest()
-        let survivor = try service.client()
+        let service = try ServiceDaemon()
+        let survivor = try service.probe()
         let survivingID = try survivor.begin("survivor")
         let doomed = try ClientProcess(bus: service.bus, push: 1, begin: "doomed", count: 1_024)
         #expect(try survivor.count() == 1 + 1 + 1_024)
-        let observer = try service.client()
+        let observer = try service.probe()
         try observer.subscribe()
 
         doomed.kill()
@@ -43,10 +44,10 @@ import Glibc
     }
 
     @Test func closedConnectionReleasesItsActivitiesAndDeactivatesInOneSignal() throws {
-        let service = try ServiceUnderTest()
-        var leaving: TestClient? = try service.client()
+        let service = try ServiceDaemon()
+        var leaving: ServiceProbe? = try service.probe()
         for label in ["a", "b", "c"] { _ = try leaving?.begin(label) }
-        let observer = try service.client()
+        let observer = try service.probe()
         try observer.subscribe()
 
         leaving = nil  // closes the socket: a real disconnect, announced by the bus
@@ -62,12 +63,12 @@ import Glibc
     }
 
     @Test func sharedCounterPushedByADepartedClientStays() throws {
-        let service = try ServiceUnderTest()
-        var leaving: TestClient? = try service.client()
+        let service = try ServiceDaemon()
+        var leaving: ServiceProbe? = try service.probe()
         try leaving?.call("Push")
         try leaving?.call("Push")
         _ = try leaving?.begin("own")
-        let observer = try service.client()
+        let observer = try service.probe()
         try observer.subscribe()
 
         leaving = nil
@@ -83,11 +84,11 @@ import Glibc
     }
 
     @Test func departureOfAClientWithoutActivitiesAnnouncesNothing() throws {
-        let service = try ServiceUnderTest()
-        let observer = try service.client()
+        let service = try ServiceDaemon()
+        let observer = try service.probe()
         try observer.call("Push")
         try observer.subscribe()
-        var leaving: TestClient? = try service.client()
+        var leaving: ServiceProbe? = try service.probe()
         let name = try #require(leaving?.connection.uniqueName)
         try leaving?.call("Push")
         try leaving?.call("Pop")
@@ -105,10 +106,10 @@ import Glibc
     }
 
     @Test func eachDepartureReleasesOnlyItsOwnersActivities() throws {
-        let service = try ServiceUnderTest()
+        let service = try ServiceDaemon()
         let first = try ClientProcess(bus: service.bus, begin: "first", count: 3)
         let second = try ClientProcess(bus: service.bus, begin: "second", count: 2)
-        let observer = try service.client()
+        let observer = try service.probe()
         #expect(try observer.count() == 5)
 
         first.kill()

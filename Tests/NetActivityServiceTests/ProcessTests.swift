@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityService
 import Testing
@@ -12,8 +13,8 @@ import Glibc
 /// loss of the bus, and no wake-ups while idle — run as users meet the binary.
 @Suite struct NameOwnershipTests {
     @Test func secondInstanceExitsOneNamingTheOwner() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let owner = try #require(try client.connection.owner(of: NetActivityBus.name))
 
         let second = try run(try builtProduct("netactivityd"), ["--address", service.bus.address])
@@ -27,22 +28,15 @@ import Glibc
     }
 
     @Test func replaceTakesTheNameOverAndTheOldInstanceExitsZero() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
 
-        let successor = try ChildProcess(
-            try builtProduct("netactivityd"), ["--address", service.bus.address, "--replace"])
-        defer {
-            successor.send(signal: SIGTERM)
-            _ = try? successor.waitForExit(timeout: .seconds(10))
-        }
+        try service.replace()
+        let successor = service.process
 
-        let old = try service.process.waitForExit(timeout: .seconds(15))
+        let old = try #require(service.replaced.last).waitForExit(timeout: .seconds(15))
         #expect(old.exitStatus == 0, "\(old)")
-        try waitUntil("the successor to own \(NetActivityBus.name)") {
-            guard successor.isRunning else { throw BusTestError("the successor exited: \(successor.stderrText)") }
-            return try client.connection.owner(of: NetActivityBus.name) != nil
-        }
+        #expect(successor.isRunning, "the successor exited: \(successor.stderrText)")
         #expect(try client.connection.processID(of: NetActivityBus.name) == UInt32(successor.pid))
         try client.call("Push")
         #expect(try client.count() == 1)
@@ -50,8 +44,8 @@ import Glibc
 
     @Test(arguments: [SIGTERM, SIGINT])
     func terminationSignalReleasesTheNameAndExitsZero(signal: Int32) throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
 
         service.process.send(signal: signal)
         let result = try service.process.waitForExit(timeout: .seconds(15))
@@ -67,7 +61,7 @@ import Glibc
     }
 
     @Test func losingTheBusExitsNonZeroWithAMessage() throws {
-        let service = try ServiceUnderTest()
+        let service = try ServiceDaemon()
 
         service.bus.kill()
         let result = try service.process.waitForExit(timeout: .seconds(15))
@@ -118,10 +112,10 @@ import Glibc
 
 @Suite struct IdleTests {
     @Test func settledServiceDoesNotWakeUp() throws {
-        let service = try ServiceUnderTest([
+        let service = try ServiceDaemon([
             "--throttle-ms", "50", "--activation-delay", "0.2", "--completion-delay", "0.2",
         ])
-        let client = try service.client()
+        let client = try service.probe()
         try client.subscribe()
 
         // Exercise every timer the service has: throttle windows, both debounce delays.

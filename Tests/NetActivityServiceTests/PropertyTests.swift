@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityService
 import Testing
@@ -14,8 +15,8 @@ import Testing
     // MARK: - Values
 
     @Test func activeIsCountAboveZero() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         #expect(try client.boolProperty("Active") == false)
         try client.call("Push")
         #expect(try client.boolProperty("Active") == true)
@@ -27,8 +28,8 @@ import Testing
     }
 
     @Test func visibleFollowsActiveWithZeroDelays() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         #expect(try client.boolProperty("Visible") == false)
         try client.call("Push")
         try waitUntil("Visible to become true after Push") { try client.boolProperty("Visible") }
@@ -41,9 +42,9 @@ import Testing
     }
 
     @Test func countIsSharedCounterPlusLiveActivities() throws {
-        let service = try ServiceUnderTest()
-        let first = try service.client()
-        let second = try service.client()
+        let service = try ServiceDaemon()
+        let first = try service.probe()
+        let second = try service.probe()
         try first.call("Push")
         try second.call("Push")
         let a = try first.begin("a")
@@ -59,8 +60,8 @@ import Testing
     }
 
     @Test func progressIsCompletedOverTotalOfKnownTotals() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         #expect(try client.progress() == -1.0, "no activities")
 
         let unknown = try client.begin("unknown size")
@@ -103,9 +104,9 @@ import Testing
     }
 
     @Test func activitiesListsLiveActivitiesSortedById() throws {
-        let service = try ServiceUnderTest()
-        let first = try service.client()
-        let second = try service.client()
+        let service = try ServiceDaemon()
+        let first = try service.probe()
+        let second = try service.probe()
         #expect(try first.property("Activities") == .array(element: "(ussttt)", []))
 
         let before = wallMicroseconds()
@@ -135,8 +136,8 @@ import Testing
     }
 
     @Test func versionIsANonEmptyStringMatchingTheExecutable() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let value = try client.property("Version")
         let version = try #require(value.string)
         #expect(value.signature == "s")
@@ -148,16 +149,16 @@ import Testing
     // MARK: - Properties interface
 
     @Test func getGivesEveryPropertyWithItsType() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         for (name, type) in Self.types {
             #expect(try client.property(name).signature == type, "\(name)")
         }
     }
 
     @Test func getAllGivesAllSixWithTheirTypes() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         try client.call("Push")
         let id = try client.begin("listed")
         try client.call("UpdateActivity", [.uint32(id), .uint64(1), .uint64(2)])
@@ -177,8 +178,8 @@ import Testing
     }
 
     @Test func setIsPropertyReadOnlyForEveryProperty() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         try client.call("Push")
         _ = try client.begin("keep me")
         let attempts: [String: Value] = [
@@ -207,8 +208,8 @@ import Testing
     }
 
     @Test func getOfAnUnknownPropertyIsUnknownProperty() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         for name in ["Nope", "count", "", "Push"] {
             expectCallFails(with: .unknownProperty) {
                 try client.call("Get", [.string(NetActivityBus.interface.rawValue), .string(name)], interface: .properties)
@@ -217,8 +218,8 @@ import Testing
     }
 
     @Test func unknownInterfaceInGetOrGetAllIsUnknownInterface() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         for interface in ["org.example.Nope", "io.github.netactivity.NetActivity2", "not an interface"] {
             expectCallFails(with: .unknownInterface) {
                 try client.call("Get", [.string(interface), .string("Count")], interface: .properties)

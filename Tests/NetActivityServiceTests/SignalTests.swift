@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityService
 import Testing
@@ -12,8 +13,8 @@ import Testing
 
     @Test(arguments: ["0", "50", "1000"])
     func pushThatActivatesIsSignalledBeforeItsReply(throttleMilliseconds: String) throws {
-        let service = try ServiceUnderTest(throttled(throttleMilliseconds))
-        let client = try service.client()
+        let service = try ServiceDaemon(throttled(throttleMilliseconds))
+        let client = try service.probe()
         try client.subscribe()
 
         let exchange = try client.exchange("Push")
@@ -28,8 +29,8 @@ import Testing
 
     @Test(arguments: ["0", "50"])
     func popThatDeactivatesIsSignalledBeforeItsReply(throttleMilliseconds: String) throws {
-        let service = try ServiceUnderTest(throttled(throttleMilliseconds))
-        let client = try service.client()
+        let service = try ServiceDaemon(throttled(throttleMilliseconds))
+        let client = try service.probe()
         try client.call("Push")
         try client.subscribe()
         // A time window must pass here, not an event: past the Push's throttle window (timed
@@ -45,8 +46,8 @@ import Testing
     }
 
     @Test func beginAndEndActivityAreSignalledBeforeTheirReplies() throws {
-        let service = try ServiceUnderTest(throttled("50"))
-        let client = try service.client()
+        let service = try ServiceDaemon(throttled("50"))
+        let client = try service.probe()
         try client.subscribe()
 
         let begin = try client.exchange("BeginActivity", [.string("download")])
@@ -68,8 +69,8 @@ import Testing
     // MARK: - Only real changes
 
     @Test func secondPushAnnouncesCountButNotActive() throws {
-        let service = try ServiceUnderTest()  // throttle 0, no debounce delays
-        let client = try service.client()
+        let service = try ServiceDaemon()  // throttle 0, no debounce delays
+        let client = try service.probe()
         try client.subscribe()
 
         let first = try client.exchange("Push")
@@ -83,8 +84,8 @@ import Testing
     }
 
     @Test func failingPopAnnouncesNothing() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         try client.subscribe()
 
         let pop = try client.exchange("Pop")
@@ -99,8 +100,8 @@ import Testing
     }
 
     @Test func updateWithTheSameProgressAnnouncesNothing() throws {
-        let service = try ServiceUnderTest()
-        let client = try service.client()
+        let service = try ServiceDaemon()
+        let client = try service.probe()
         let id = try client.begin("upload")
         try client.subscribe()
 
@@ -116,10 +117,10 @@ import Testing
     }
 
     @Test func changesThatCancelOutWithinTheWindowAreNotAnnounced() throws {
-        let service = try ServiceUnderTest(throttled("1000"))
-        let observer = try service.client()
+        let service = try ServiceDaemon(throttled("1000"))
+        let observer = try service.probe()
         try observer.subscribe()
-        let client = try service.client()
+        let client = try service.probe()
 
         // One read of the service's socket, far less than the 1 s window: Count goes 1, 2, 1.
         let replies = try client.sendAll(["Push", "Push", "Pop"])
@@ -138,10 +139,10 @@ import Testing
 @Suite struct ThrottleTests {
     @Test func floodOfTenThousandCallsIsThrottled() throws {
         let window = 0.2
-        let service = try ServiceUnderTest(throttled("200"))
-        let observer = try service.client()
+        let service = try ServiceDaemon(throttled("200"))
+        let observer = try service.probe()
         try observer.subscribe()
-        let senders = [try service.client(), try service.client()]
+        let senders = [try service.probe(), try service.probe()]
         try observer.call("Push")  // Active stays true through the flood
         _ = try observer.waitForSignal(timeout: .seconds(15)) { $0["Active"] == .boolean(true) }
 
@@ -189,10 +190,10 @@ import Testing
     }
 
     @Test func zeroWindowSendsEveryChange() throws {
-        let service = try ServiceUnderTest(throttled("0"))
-        let observer = try service.client()
+        let service = try ServiceDaemon(throttled("0"))
+        let observer = try service.probe()
         try observer.subscribe()
-        let client = try service.client()
+        let client = try service.probe()
 
         let calls = Array(repeating: "Push" as MemberName, count: 200) + Array(repeating: "Pop" as MemberName, count: 100)
         let replies = try client.sendAll(calls)
@@ -219,10 +220,10 @@ import Testing
     static let arguments = ["--throttle-ms", "0", "--activation-delay", "0.5", "--completion-delay", "0.3"]
 
     @Test func activityShorterThanTheActivationDelayNeverShows() throws {
-        let service = try ServiceUnderTest(["--throttle-ms", "0", "--activation-delay", "1.5", "--completion-delay", "0.3"])
-        let observer = try service.client()
+        let service = try ServiceDaemon(["--throttle-ms", "0", "--activation-delay", "1.5", "--completion-delay", "0.3"])
+        let observer = try service.probe()
         try observer.subscribe()
-        let client = try service.client()
+        let client = try service.probe()
 
         let replies = try client.sendAll(["Push", "Pop"])
         #expect(replies.allSatisfy { $0.kind == .methodReturn })
@@ -235,8 +236,8 @@ import Testing
     }
 
     @Test func sustainedActivityShowsAfterTheActivationDelay() throws {
-        let service = try ServiceUnderTest(Self.arguments)
-        let client = try service.client()
+        let service = try ServiceDaemon(Self.arguments)
+        let client = try service.probe()
         try client.subscribe()
 
         let pushed = ContinuousClock.now
@@ -253,10 +254,10 @@ import Testing
     }
 
     @Test func gapShorterThanTheCompletionDelayNeverHides() throws {
-        let service = try ServiceUnderTest(["--throttle-ms", "0", "--activation-delay", "0.5", "--completion-delay", "1.5"])
-        let observer = try service.client()
+        let service = try ServiceDaemon(["--throttle-ms", "0", "--activation-delay", "0.5", "--completion-delay", "1.5"])
+        let observer = try service.probe()
         try observer.subscribe()
-        let client = try service.client()
+        let client = try service.probe()
         try client.call("Push")
         _ = try observer.waitForSignal(timeout: .seconds(15)) { $0["Visible"] == .boolean(true) }
 
@@ -271,8 +272,8 @@ import Testing
     }
 
     @Test func visibleTurnsFalseAfterTheCompletionDelay() throws {
-        let service = try ServiceUnderTest(Self.arguments)
-        let client = try service.client()
+        let service = try ServiceDaemon(Self.arguments)
+        let client = try service.probe()
         try client.subscribe()
         try client.call("Push")
         _ = try client.waitForSignal(timeout: .seconds(15)) { $0["Visible"] == .boolean(true) }

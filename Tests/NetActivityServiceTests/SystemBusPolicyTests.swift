@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityService
 import Testing
@@ -23,7 +24,7 @@ import Glibc
 
     @Test func rootOwnsTheNameAndReports() throws {
         let service = try PolicedService()
-        let root = try service.client()
+        let root = try service.probe()
         try root.call("Push")
         let id = try root.begin("package download")
         #expect(id != 0)
@@ -42,7 +43,7 @@ import Glibc
 
     @Test func nobodyIsRefusedEveryReportingMethodAndSet() throws {
         let service = try PolicedService()
-        let root = try service.client()
+        let root = try service.probe()
         try root.call("Push")
         let id = try root.begin("root's")
         let before = try root.observedState()
@@ -84,7 +85,7 @@ import Glibc
 
     @Test func nobodyReadsPropertiesIntrospectsAndPings() throws {
         let service = try PolicedService()
-        let root = try service.client()
+        let root = try service.probe()
         try root.call("Push")
 
         let get = try asNobody(
@@ -117,15 +118,15 @@ import Glibc
     /// System-bus mode: one user cannot open many connections to get many times 1,024.
     @Test func theLimitOf1024HoldsPerUserAcrossConnections() throws {
         let service = try PolicedService()
-        var first: TestClient? = try service.client()
-        let second = try service.client()
+        var first: ServiceProbe? = try service.probe()
+        let second = try service.probe()
         let half = NetActivityBus.Limits.activitiesPerOwner / 2
         for client in [try #require(first), second] {
             // The system bus lets a connection wait for 128 replies at most.
             let replies = try client.pipelined("BeginActivity", [.string("mirror")], count: half, batch: 100)
             #expect(replies.allSatisfy { $0.kind == .methodReturn }, "\(replies.first { $0.kind == .error } as Any)")
         }
-        let third = try service.client()
+        let third = try service.probe()
         #expect(errorName { try third.begin("one too many") } == "org.freedesktop.DBus.Error.LimitsExceeded")
         #expect(try third.count() == UInt32(2 * half))
         // One connection leaving frees its share for the others.
@@ -136,7 +137,7 @@ import Glibc
 
     @Test func nobodyMayCallGetManagedObjectsAndReadActivityObjects() throws {
         let service = try PolicedService()
-        let root = try service.client()
+        let root = try service.probe()
         let id = try root.begin("firmware")
 
         let managed = try asNobody(
@@ -166,7 +167,7 @@ import Glibc
             guard monitor.isRunning else { throw BusTestError("gdbus monitor exited: \(monitor.stderrText)") }
             return monitor.stdoutText.contains("is owned by")
         }
-        let root = try service.client()
+        let root = try service.probe()
         try root.call("Push")
         try waitUntil("nobody's gdbus monitor to print PropertiesChanged with Count 1") {
             monitor.stdoutText.split(separator: "\n").contains {
@@ -188,7 +189,7 @@ import Glibc
             block.split(separator: "\"").dropFirst().first.map(String.init), "no group name in \(block)")
         let local = "<busconfig>\n" + block.replacingOccurrences(of: "\"\(groupName)\"", with: "\"nogroup\"") + "\n</busconfig>\n"
         let service = try PolicedService(extraPolicies: ["\(name)-local.conf": local])
-        let root = try service.client()
+        let root = try service.probe()
 
         let push = try asNobody("dbus-send", dbusSendArguments(service.bus, "\(interface).Push"))
         #expect(push.succeeded, "Push as nobody in group nogroup: \(push)\n--- bus ---\n\(service.bus.log)")
@@ -226,33 +227,24 @@ import Glibc
 
 // MARK: - The service on the policed bus
 
-/// A system-like bus and `netactivityd --address` on it, started by root.
+/// A system-like bus and `netactivityd --system --address` on it, started by root.
 private final class PolicedService: @unchecked Sendable {
+    // Declared first, so released first: the service stops before its bus.
+    let daemon: ServiceDaemon
     let bus: SystemPolicyBus
-    let process: ChildProcess
 
     init(extraPolicies: [String: String] = [:]) throws {
         try requireRoot()
         bus = try SystemPolicyBus(policyFile: SystemBusPolicyTests.policyFile, extraPolicies: extraPolicies)
-        process = try ChildProcess(
-            try builtProduct("netactivityd"),
-            ["--system", "--address", bus.address, "--throttle-ms", "0", "--activation-delay", "0", "--completion-delay", "0"])
-        let probe = try TestClient(address: bus.address)
-        try waitUntil("netactivityd, as root, to own \(NetActivityBus.name) on the policed bus") {
-            guard process.isRunning else {
-                throw BusTestError("netactivityd exited early: \(process.stderrText)\n--- bus ---\n\(bus.log)")
-            }
-            return try probe.connection.owner(of: NetActivityBus.name) != nil
+        do {
+            daemon = try ServiceDaemon(["--system"] + ServiceDaemon.immediate, address: bus.address)
+        } catch {
+            throw BusTestError("\(error)\n--- bus ---\n\(bus.log)")
         }
     }
 
-    func client() throws -> TestClient {
-        try TestClient(address: bus.address)
-    }
-
-    deinit {
-        if process.isRunning { process.send(signal: SIGTERM) }
-        _ = try? process.waitForExit(timeout: .seconds(10))
+    func probe() throws -> ServiceProbe {
+        try daemon.probe()
     }
 }
 
