@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityContract
 import Testing
@@ -15,7 +16,7 @@ import Glibc
     @Test func killedClientsLeaveExactlyTheSurvivorsActivitiesAndEveryPush() throws {
         let seed = Scale.seed()
         var random = SeededGenerator(seed: seed)
-        let service = try ServiceProcess()  // the default throttle and debounce, as on a desktop
+        let service = try ServiceDaemon([], leakChecking: true)  // the default throttle and debounce, as on a desktop
         let recorder = try SignalRecorder(address: service.address)
         let operations = Scale.pick(400, soak: 5_000)
         let clientCount = 50
@@ -61,7 +62,7 @@ import Glibc
         survivorsActivities.sort { $0.id < $1.id }
 
         let context = "seed \(seed), \(clientCount) clients × \(operations) calls, killed \(doomed.sorted())"
-        let probe = try service.client()
+        let probe = try service.probe()
         let what = "Activities to hold exactly the survivors' \(survivorsActivities.count) activities"
         try waitUntil(what, timeout: .seconds(30)) {
             try withoutStart(probe.activities()) == survivorsActivities

@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityContract
 import Testing
@@ -21,10 +22,10 @@ import Testing
 
     @Test(arguments: Baseline.allCases)
     func aPushPopFloodKeepsMemoryFlatSignalsThrottledAndTheCountExact(_ baseline: Baseline) throws {
-        let service = try ServiceProcess()  // the default 50 ms throttle
+        let service = try ServiceDaemon([], leakChecking: true)  // the default 50 ms throttle
         let recorder = try SignalRecorder(address: service.address)
-        let flooders = try (0..<Self.connections).map { _ in try service.client() }
-        let probe = try service.client()
+        let flooders = try (0..<Self.connections).map { _ in try service.probe() }
+        let probe = try service.probe()
         let held = UInt32(baseline.rawValue)
         if baseline == .steady { try probe.call("Push") }
 
@@ -66,7 +67,7 @@ import Testing
     /// `calls` calls, Push and Pop in turn, split over the connections, each on a thread of its
     /// own keeping `window` calls in flight. Every call must succeed: each connection's Pop
     /// follows its own Push, so the shared counter is never 0 when a Pop arrives.
-    static func flood(_ clients: [RawClient], calls: Int) throws {
+    static func flood(_ clients: [ServiceProbe], calls: Int) throws {
         let perClient = calls / clients.count / 2 * 2
         let failures = FailureList()
         let done = DispatchGroup()
@@ -91,12 +92,12 @@ import Testing
         }
     }
 
-    private static func pump(_ client: RawClient, calls: Int) throws {
+    private static func pump(_ client: ServiceProbe, calls: Int) throws {
         var inFlight = Set<UInt32>()
         var sent = 0
         while sent < calls || !inFlight.isEmpty {
             while sent < calls, inFlight.count < window {
-                inFlight.insert(try client.connection.send(try RawClient.call(sent % 2 == 0 ? "Push" : "Pop")))
+                inFlight.insert(try client.connection.send(try ServiceProbe.methodCall(sent % 2 == 0 ? "Push" : "Pop")))
                 sent += 1
             }
             client.connection.flush()

@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityContract
 import Testing
@@ -14,11 +15,11 @@ import Testing
 @Suite struct FuzzTests {
     @Test func randomCallsGetTheContractsRepliesAndLeaveExactlyTheirEffect() throws {
         let seed = Scale.seed()
-        let service = try ServiceProcess()
-        var fuzz = Fuzzer(seed: seed, clients: try (0..<3).map { _ in try service.client() })
+        let service = try ServiceDaemon([], leakChecking: true)
+        var fuzz = Fuzzer(seed: seed, clients: try (0..<3).map { _ in try service.probe() })
         // A bystander whose activities the fuzzing clients may only be refused.
-        var bystanders = [try service.client()]
-        try fuzz.run(bystanders[0], (0..<5).map { _ in try RawClient.call("BeginActivity", [.string("bystander")]) })
+        var bystanders = [try service.probe()]
+        try fuzz.run(bystanders[0], (0..<5).map { _ in try ServiceProbe.methodCall("BeginActivity", [.string("bystander")]) })
 
         let clock = ContinuousClock()
         let started = clock.now
@@ -38,7 +39,7 @@ import Testing
             fuzz.mismatches.isEmpty,
             "\(context): \(fuzz.mismatches.count) replies broke the contract, first: \(fuzz.mismatches.prefix(10))")
         #expect(service.process.isRunning, "\(context): netactivityd died: \(service.log)")
-        let probe = try service.client()
+        let probe = try service.probe()
         try probe.ping()
         try fuzz.expectServiceState(probe, context)
 

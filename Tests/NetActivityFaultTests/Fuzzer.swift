@@ -1,11 +1,12 @@
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityContract
 import Testing
 
 /// Sends calls, checks each reply against `ReferenceService`, and applies it to the model.
 struct Fuzzer {
-    var clients: [RawClient]
+    var clients: [ServiceProbe]
     var model = ReferenceService()
     var calls: FuzzCalls
     private(set) var mismatches: [String] = []
@@ -15,7 +16,7 @@ struct Fuzzer {
     private(set) var sent = 0
     private(set) var skipped = 0
 
-    init(seed: UInt64, clients: [RawClient]) {
+    init(seed: UInt64, clients: [ServiceProbe]) {
         self.clients = clients
         calls = FuzzCalls(seed: seed)
     }
@@ -41,19 +42,19 @@ struct Fuzzer {
     mutating func fillToTheOwnerLimit() throws {
         let client = clients[0]
         let room = ReferenceService.maximumActivitiesPerOwner - model.activityCount(owner: client.uniqueName)
-        try run(client, (0..<room + 5).map { try RawClient.call("BeginActivity", [.string("filler \($0)")]) })
+        try run(client, (0..<room + 5).map { try ServiceProbe.methodCall("BeginActivity", [.string("filler \($0)")]) })
         #expect(model.activityCount(owner: client.uniqueName) == ReferenceService.maximumActivitiesPerOwner)
         let ids = model.live.filter { $0.value.owner == client.uniqueName }.keys.sorted()
-        try run(client, try ids.map { try RawClient.call("EndActivity", [.uint32($0)]) })
+        try run(client, try ids.map { try ServiceProbe.methodCall("EndActivity", [.uint32($0)]) })
     }
 
     /// Pushes past the shared counter's cap (65,536), then pops back to where it was.
     mutating func fillTheSharedCounter() throws {
         let start = model.sharedCount
         let room = Int(ReferenceService.maximumSharedCount - start)
-        try run(clients[1], (0..<room + 3).map { _ in try RawClient.call("Push") })
+        try run(clients[1], (0..<room + 3).map { _ in try ServiceProbe.methodCall("Push") })
         #expect(model.sharedCount == ReferenceService.maximumSharedCount)
-        try run(clients[2], (0..<room).map { _ in try RawClient.call("Pop") })
+        try run(clients[2], (0..<room).map { _ in try ServiceProbe.methodCall("Pop") })
         #expect(model.sharedCount == start)
     }
 
@@ -61,10 +62,10 @@ struct Fuzzer {
     /// wants InvalidArgs, UnknownObject and UnknownMethod.
     mutating func abusePeer() throws {
         try run(clients[2], [
-            try RawClient.call("Ping", [.string("argument")], interface: .peer),
-            try RawClient.call("GetMachineId", [.uint32(1)], interface: .peer),
-            try RawClient.call("Ping", interface: .peer, path: "/no/such/object"),
-            try RawClient.call("Pong", interface: .peer, path: "/no/such/object"),
+            try ServiceProbe.methodCall("Ping", [.string("argument")], interface: .peer),
+            try ServiceProbe.methodCall("GetMachineId", [.uint32(1)], interface: .peer),
+            try ServiceProbe.methodCall("Ping", interface: .peer, path: "/no/such/object"),
+            try ServiceProbe.methodCall("Pong", interface: .peer, path: "/no/such/object"),
         ])
     }
 
@@ -76,14 +77,14 @@ struct Fuzzer {
         for bytes in [0, 257, 4_096, 65_536, 1 << 20, 16 << 20, largest] {
             let label = String(repeating: "x", count: bytes)
             try run(
-                clients[1], [try RawClient.call("BeginActivity", [.string(label)])], timeout: .seconds(120))
+                clients[1], [try ServiceProbe.methodCall("BeginActivity", [.string(label)])], timeout: .seconds(120))
         }
     }
 
     // MARK: - Checking
 
     /// Pipelines `batch` from `client`, then checks every reply in order against the model.
-    mutating func run(_ client: RawClient, _ batch: [Message], timeout: Duration = .seconds(60)) throws {
+    mutating func run(_ client: ServiceProbe, _ batch: [Message], timeout: Duration = .seconds(60)) throws {
         guard !batch.isEmpty else { return }
         let replies = try client.pipeline(batch, timeout: timeout)
         sent += batch.count
@@ -173,7 +174,7 @@ struct Fuzzer {
     }
 
     /// The service's Count and Activities against the model.
-    func expectServiceState(_ probe: RawClient, _ context: String) throws {
+    func expectServiceState(_ probe: ServiceProbe, _ context: String) throws {
         #expect(try probe.count() == model.count, "\(context)")
         let actual = withoutStart(try probe.activities())
         let expected = model.activities.map { id, activity in

@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivity
 import NetActivityContract
@@ -14,11 +15,11 @@ import Glibc
 /// brings the service back on the next call.
 @Suite struct RestartTests {
     @Test func libraryClientsReassertAfterTheServiceIsKilledAndStartedAgain() async throws {
-        let service = try ServiceProcess(["--throttle-ms", "0"])
+        let service = try ServiceDaemon(["--throttle-ms", "0"], leakChecking: true)
         let problems = ProblemLog()
-        let a = NetActivityClient(bus: .address(service.address), problems: problems.add)
-        let b = NetActivityClient(bus: .address(service.address), problems: problems.add)
-        let c = NetActivityClient(bus: .address(service.address), problems: problems.add)
+        let a = NetActivityClient(bus: .address(service.address), problems: problems.handler)
+        let b = NetActivityClient(bus: .address(service.address), problems: problems.handler)
+        let c = NetActivityClient(bus: .address(service.address), problems: problems.handler)
         a.push()
         a.push()
         let download = a.begin("a download")
@@ -34,7 +35,7 @@ import Glibc
             ["--address", service.address, "--push", "3", "--begin", "raw", "--count", "2"])
         #expect(try raw.readLine(timeout: .seconds(30))?.hasPrefix("ready ") == true, "\(raw.stderrText)")
         for client in [a, b, c] { await client.flush() }
-        let probe = try service.client()
+        let probe = try service.probe()
         // The library's 3 pushes and 8 activities, the raw client's 3 and 2.
         #expect(try probe.count() == 3 + 8 + 3 + 2)
 
@@ -93,9 +94,9 @@ import Glibc
         let services = try ServiceDirectory(
             activating: try builtProduct("netactivityd"), arguments: ["--throttle-ms", "0"])
         let bus = try PrivateBus(serviceDirectories: [services.path])
-        let probe = try RawClient(address: bus.address)
+        let probe = try ServiceProbe(address: bus.address)
         let problems = ProblemLog()
-        let client = NetActivityClient(bus: .address(bus.address), problems: problems.add)
+        let client = NetActivityClient(bus: .address(bus.address), problems: problems.handler)
         defer { Self.stopActivatedService(on: bus, probe: probe) }
 
         // The library's first call starts the service.
@@ -137,13 +138,13 @@ import Glibc
 
     // MARK: - Activated services
 
-    private static func servicePID(_ probe: RawClient) throws -> Int32 {
+    private static func servicePID(_ probe: ServiceProbe) throws -> Int32 {
         let owner = try #require(try probe.connection.owner(of: NetActivityBus.name), "nobody owns the name")
         return Int32(bitPattern: try probe.connection.processID(of: owner))
     }
 
     /// SIGKILLs an activated instance and waits until the bus has seen it go.
-    private static func kill(_ pid: Int32, _ probe: RawClient) throws {
+    private static func kill(_ pid: Int32, _ probe: ServiceProbe) throws {
         #expect(Glibc.kill(pid, SIGKILL) == 0)
         try waitUntil("the killed service (pid \(pid)) to leave the bus") {
             try probe.connection.owner(of: NetActivityBus.name) == nil
@@ -152,7 +153,7 @@ import Glibc
 
     /// Stops the bus; the activated service must then exit on its own (it lost its bus).
     /// SIGKILLs it if not, so no test leaves it behind.
-    private static func stopActivatedService(on bus: PrivateBus, probe: RawClient) {
+    private static func stopActivatedService(on bus: PrivateBus, probe: ServiceProbe) {
         let pid = try? servicePID(probe)
         bus.stop()
         guard let pid else { return }
@@ -185,27 +186,6 @@ private final class ServiceDirectory {
 
     deinit {
         try? FileManager.default.removeItem(atPath: path)
-    }
-}
-
-/// The problems a `NetActivityClient` reported.
-final class ProblemLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var problems: [String] = []
-
-    var add: @Sendable (String) -> Void {
-        { [self] problem in lock.withLock { problems.append(problem) } }
-    }
-
-    var all: [String] { lock.withLock { problems } }
-}
-
-/// Runs blocking work (waits on processes and the bus) on a thread of its own, so an async
-/// test does not hold one of the cooperative pool's few threads.
-func onThread<Output: Sendable>(_ work: @escaping @Sendable () throws -> Output) async throws -> Output {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try work() }) }
-        thread.start()
     }
 }
 

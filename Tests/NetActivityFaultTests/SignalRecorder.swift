@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivityContract
 
@@ -19,7 +20,7 @@ final class SignalRecorder: @unchecked Sendable {
 
     /// Connects, subscribes, and starts recording.
     init(address: String) throws {
-        let client = try RawClient(address: address)
+        let client = try ServiceProbe(address: address)
         try client.subscribe()
         let thread = Thread { [log] in Self.record(client, into: log) }
         thread.name = "signal recorder"
@@ -48,7 +49,7 @@ final class SignalRecorder: @unchecked Sendable {
         }
     }
 
-    private static func record(_ client: RawClient, into log: Log) {
+    private static func record(_ client: ServiceProbe, into log: Log) {
         while !log.condition.withLock({ log.stopping }) {
             // A short timeout only so `stop()` is noticed; messages end the wait at once.
             guard let message = client.connection.readMessage(timeout: .milliseconds(50)),
