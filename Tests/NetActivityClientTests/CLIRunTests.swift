@@ -2,6 +2,7 @@ import BusTestSupport
 import DBus
 import Foundation
 import NetActivityContract
+import NetActivityTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ import Glibc
     static let printPIDThenSleep = "echo $$; exec sleep 30"
 
     @Test func theActivityIsHeldWhileTheCommandRuns() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
         let runner = try service.startNetactivity(["run", "--label", "Backup photos", "--", "sh", "-c", Self.printPIDThenSleep])
         let pidLine = try #require(try runner.readLine(timeout: .seconds(10)))
@@ -35,7 +36,7 @@ import Glibc
     }
 
     @Test func theDefaultLabelIsTheCommandLine() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
         let runner = try service.startNetactivity(["run", "--", "sh", "-c", Self.printPIDThenSleep])
         let commandPID = try #require(try runner.readLine(timeout: .seconds(10)).flatMap { pid_t($0) })
@@ -47,7 +48,7 @@ import Glibc
 
     @Test(arguments: [("exit 0", Int32(0)), ("exit 3", 3), ("exit 255", 255), ("kill -KILL $$", 137), ("kill -INT $$", 130)])
     func theExitStatusIsTheCommands(_ script: String, _ status: Int32) throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let result = try service.netactivity(["run", "--label", "status", "--", "sh", "-c", script])
         #expect(result.exitStatus == status, "`\(script)`: \(result)")
         #expect(result.stderr.isEmpty, "\(result)")
@@ -55,7 +56,7 @@ import Glibc
     }
 
     @Test func theCommandsOutputAndArgumentsPassThrough() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let result = try service.netactivity(["run", "-l", "echo", "--", "printf", "%s|", "a b", "--label", "-x"])
         #expect(result.exitStatus == 0, "\(result)")
         #expect(result.stdout == "a b|--label|-x|")
@@ -63,7 +64,7 @@ import Glibc
 
     @Test(arguments: [SIGTERM, SIGINT])
     func aSignalToNetactivityIsForwardedToTheCommand(_ signal: Int32) throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -86,7 +87,7 @@ import Glibc
     }
 
     @Test func aSignalKillingTheCommandGives128PlusN() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let runner = try service.startNetactivity(["run", "--label", "Default", "--", "sh", "-c", "echo ready; exec sleep 30"])
         #expect(try runner.readLine(timeout: .seconds(10)) == "ready")
         runner.send(signal: SIGTERM)
@@ -96,7 +97,7 @@ import Glibc
     }
 
     @Test func netactivityKilledWithSIGKILLLosesItsActivity() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
         let runner = try service.startNetactivity(["run", "--label", "Doomed", "--", "sh", "-c", Self.printPIDThenSleep])
         let commandPID = try #require(try runner.readLine(timeout: .seconds(10)).flatMap { pid_t($0) })
@@ -113,7 +114,7 @@ import Glibc
 
     @Test(arguments: ["/nonexistent/command", "netactivity-no-such-command"])
     func aMissingCommandExits127WithOneLine(_ command: String) throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let result = try service.netactivity(["run", "--label", "missing", "--", command, "arg"])
         expectOneLineFailure(result, status: 127)
         #expect(result.stderr.contains(command), "\(result)")
@@ -121,7 +122,7 @@ import Glibc
     }
 
     @Test func withoutAServiceTheCommandStillRuns() throws {
-        let service = try ServiceOnBus(startService: false)
+        let service = try ServiceDaemon(startService: false)
         let result = try service.netactivity(["run", "--label", "offline", "--", "sh", "-c", "echo ran; exit 4"])
         #expect(result.exitStatus == 4, "\(result)")
         #expect(result.stdout == "ran\n")

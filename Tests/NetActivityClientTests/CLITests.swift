@@ -2,6 +2,7 @@ import BusTestSupport
 import DBus
 import Foundation
 import NetActivityContract
+import NetActivityTestSupport
 import Testing
 
 /// The lines of a command's output, without the final newline's empty tail.
@@ -34,7 +35,7 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
     // MARK: - status
 
     @Test func statusOfAnIdleService() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let result = try service.netactivity(["status"])
         #expect(result.exitStatus == 0, "\(result)")
         #expect(result.stderr.isEmpty)
@@ -48,7 +49,7 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
     }
 
     @Test func statusListsCountProgressAndActivities() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
         try probe.call("Push")
         let id = try probe.begin("Mirror ISO")
@@ -74,7 +75,7 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
     }
 
     @Test func statusJSONHasTheStableKeys() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
 
         let idle = try service.netactivity(["status", "--json"])
@@ -115,7 +116,7 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
     // MARK: - push and pop
 
     @Test func pushAndPopChangeTheCount() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
 
         for expected in [1, 2] as [UInt32] {
@@ -131,7 +132,7 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
     }
 
     @Test func popAtZeroPrintsTheServiceErrorAndExits1() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let result = try service.netactivity(["pop"])
         expectOneLineFailure(result, status: 1)
         #expect(result.stderr.contains("the shared counter is already 0"), "\(result)")
@@ -155,7 +156,7 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
 
     @Test(arguments: [["status"], ["status", "--json"], ["push"], ["pop"]])
     func aBusWithoutTheServiceIsOneLine(_ arguments: [String]) throws {
-        let service = try ServiceOnBus(startService: false)
+        let service = try ServiceDaemon(startService: false)
         let result = try service.netactivity(arguments)
         expectOneLineFailure(result, status: 1)
         #expect(result.stderr.contains("not running"), "\(result)")

@@ -2,6 +2,7 @@ import BusTestSupport
 import DBus
 import Foundation
 import NetActivityContract
+import NetActivityTestSupport
 import Testing
 
 /// Reads a `watch` process's stdout line by line, as a panel reading a pipe does.
@@ -48,7 +49,7 @@ func jsonObject(_ line: String) throws -> [String: Any] {
 /// `netactivity watch`: one line per change, current state first, in three formats.
 @Suite struct CLIWatchTests {
     @Test func plainLinesFollowEveryChange() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
         var watch = WatchReader(try service.startNetactivity(["watch"]))
 
@@ -68,7 +69,7 @@ func jsonObject(_ line: String) throws -> [String: Any] {
     }
 
     @Test func theFirstLineIsTheCurrentState() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
         try probe.call("Push")
         let id = try probe.begin("already busy")
@@ -80,7 +81,7 @@ func jsonObject(_ line: String) throws -> [String: Any] {
     }
 
     @Test func visibleLagsBehindActiveWithAnActivationDelay() throws {
-        let service = try ServiceOnBus(["--throttle-ms", "0", "--activation-delay", "0.3", "--completion-delay", "0"])
+        let service = try ServiceDaemon(["--throttle-ms", "0", "--activation-delay", "0.3", "--completion-delay", "0"])
         let probe = try service.probe()
         var watch = WatchReader(try service.startNetactivity(["watch"]))
         #expect(try watch.next() == "idle")
@@ -92,7 +93,7 @@ func jsonObject(_ line: String) throws -> [String: Any] {
     }
 
     @Test func jsonLinesAreWholeStates() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
         var watch = WatchReader(try service.startNetactivity(["watch", "--format", "json"]))
 
@@ -119,7 +120,7 @@ func jsonObject(_ line: String) throws -> [String: Any] {
     }
 
     @Test func waybarLinesForPanels() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
         var watch = WatchReader(try service.startNetactivity(["watch", "-f", "waybar"]))
 
@@ -156,7 +157,7 @@ func jsonObject(_ line: String) throws -> [String: Any] {
     }
 
     @Test func watchSurvivesAServiceRestart() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         var watch = WatchReader(try service.startNetactivity(["watch"]))
         #expect(try watch.next() == "idle")
         try service.probe().call("Push")
@@ -177,7 +178,7 @@ func jsonObject(_ line: String) throws -> [String: Any] {
     }
 
     @Test func waybarShowsIdleWhileTheServiceIsGone() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         var watch = WatchReader(try service.startNetactivity(["watch", "--format=waybar"]))
         #expect(try jsonObject(try watch.next())["class"] as? String == "idle")
         try service.stop(signal: SIGKILL)
@@ -190,7 +191,7 @@ func jsonObject(_ line: String) throws -> [String: Any] {
     }
 
     @Test func watchWithoutAServiceStartsIdleAndPicksItUpLater() throws {
-        let service = try ServiceOnBus(startService: false)
+        let service = try ServiceDaemon(startService: false)
         var watch = WatchReader(try service.startNetactivity(["watch"]))
         #expect(try watch.next() == "idle (service unavailable)")
         try service.start()

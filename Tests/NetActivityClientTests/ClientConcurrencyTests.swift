@@ -4,13 +4,14 @@ import Dispatch
 import Foundation
 import NetActivity
 import NetActivityContract
+import NetActivityTestSupport
 import Testing
 
 /// The library used from many tasks and threads at once; `swift test --sanitize=thread
 /// --filter ClientConcurrencyTests` runs just these.
 @Suite struct ClientConcurrencyTests {
     @Test func manyTasksBeginningReportingAndEndingLeaveNothingBehind() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let problems = ProblemLog()
         let client = service.client(problems)
         let probe = try service.probe()
@@ -45,7 +46,7 @@ import Testing
     }
 
     @Test func manyLiveActivitiesAtOnceAreAllCounted() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
 
@@ -74,7 +75,7 @@ import Testing
     }
 
     @Test func threadsAndObserversTogether() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let problems = ProblemLog()
         let client = service.client(problems)
         let probe = try service.probe()
@@ -115,7 +116,7 @@ import Testing
     }
 
     @Test func clientsCreatedAndReleasedConcurrently() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
         let address = service.address
 
@@ -139,7 +140,7 @@ import Testing
     }
 
     @Test func concurrentFlushesAllReturn() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<50 {

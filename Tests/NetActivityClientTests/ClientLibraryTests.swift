@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivity
 import NetActivityContract
@@ -14,7 +15,7 @@ import Glibc
     // MARK: - Shared counter
 
     @Test func pushAndPopChangeTheServiceCount() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let problems = ProblemLog()
         let client = service.client(problems)
         let probe = try service.probe()
@@ -36,7 +37,7 @@ import Glibc
     }
 
     @Test func popWithoutPushIsReportedAndChangesNothing() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let problems = ProblemLog()
         let client = service.client(problems)
         let probe = try service.probe()
@@ -60,7 +61,7 @@ import Glibc
     }
 
     @Test func pushesEndMostRecentFirst() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         client.push()
@@ -76,7 +77,7 @@ import Glibc
     }
 
     @Test func beginReportAndEndShowInTheService() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let problems = ProblemLog()
         let client = service.client(problems)
         let probe = try service.probe()
@@ -115,7 +116,7 @@ import Glibc
     }
 
     @Test func reportBeyondTheTotalIsClampedNotRefused() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let problems = ProblemLog()
         let client = service.client(problems)
         let probe = try service.probe()
@@ -131,7 +132,7 @@ import Glibc
     }
 
     @Test func activitiesOfOneClientAreSeparate() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
 
@@ -151,7 +152,7 @@ import Glibc
     }
 
     @Test func anActivityReleasedWithoutEndEndsItself() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let problems = ProblemLog()
         let client = service.client(problems)
         let probe = try service.probe()
@@ -171,7 +172,7 @@ import Glibc
     }
 
     @Test func anActivityReleasedBeforeTheServiceAnsweredStillEnds() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
 
@@ -183,7 +184,7 @@ import Glibc
     }
 
     @Test func aLabelTooLongIsCutToTheServicesLimit() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let problems = ProblemLog()
         let client = service.client(problems)
         let probe = try service.probe()
@@ -201,7 +202,7 @@ import Glibc
     }
 
     @Test func anActivityPastTheServicesLimitIsReportedAndStaysLocal() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let problems = ProblemLog()
         let client = service.client(problems)
         let probe = try service.probe()
@@ -221,7 +222,7 @@ import Glibc
     }
 
     @Test func anActivityOutlivesItsClient() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
         var client: NetActivityClient? = service.client(ProblemLog())
         let activity = try #require(client?.begin("outliving"))
@@ -242,7 +243,7 @@ import Glibc
     // MARK: - tracking(_:_:)
 
     @Test func trackingEndsOnReturn() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
 
@@ -262,7 +263,7 @@ import Glibc
     struct Boom: Error {}
 
     @Test func trackingEndsOnThrow() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
 
@@ -279,7 +280,7 @@ import Glibc
     }
 
     @Test func trackingEndsAsSoonAsTheTaskIsCancelled() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let started = Gate()
@@ -313,7 +314,7 @@ import Glibc
     }
 
     @Test func trackingInAnAlreadyCancelledTaskEndsAtOnce() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let started = Gate()
@@ -333,7 +334,7 @@ import Glibc
     // MARK: - snapshot()
 
     @Test func snapshotIsTheServiceState() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
 
         client.push()

@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivity
 import NetActivityContract
@@ -14,7 +15,7 @@ import Glibc
 @Suite struct ClientObjectsTests {
     @Test func statesFollowTheObjectsWithoutReReadingTheList() async throws {
         try requireTool("dbus-monitor")
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let watcher = service.client(ProblemLog())
         let recorder = StateRecorder(watcher)
         try await recorder.wait(for: "the first state") { $0.contains { $0.serviceAvailable } }
@@ -44,7 +45,7 @@ import Glibc
     }
 
     @Test func aRestartedServiceIsReadAfresh() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let watcher = service.client(ProblemLog())
         let recorder = StateRecorder(watcher)
         let probe = try service.probe()

@@ -1,4 +1,5 @@
 import BusTestSupport
+import NetActivityTestSupport
 import Foundation
 import NetActivity
 import NetActivityContract
@@ -11,7 +12,7 @@ import Glibc
 /// An app built against `NetActivity` alone (`na-idleclient`), as a separate process.
 @Suite struct ClientProcessTests {
     @Test func anAppKilledWhileHoldingAPushLeavesCountZeroWithinASecond() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
         let app = try ChildProcess(try builtProduct("na-idleclient"), [service.address, "push"])
         defer { if app.isRunning { app.send(signal: SIGKILL) } }
@@ -29,7 +30,7 @@ import Glibc
     }
 
     @Test func anIdleAppHoldingAClientStaysSmall() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
         let app = try ChildProcess(try builtProduct("na-idleclient"), [service.address])
         defer { if app.isRunning { app.send(signal: SIGKILL) } }

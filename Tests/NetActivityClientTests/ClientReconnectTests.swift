@@ -2,6 +2,8 @@ import BusTestSupport
 import Foundation
 import NetActivity
 import NetActivityContract
+import NetActivityTestSupport
+import PrivateBusConfiguration
 import Testing
 
 #if canImport(Glibc)
@@ -14,7 +16,7 @@ final class FixedPathBus: @unchecked Sendable {
     let address: String
     private let directory: String
     private var daemon: ChildProcess?
-    private var service: ChildProcess?
+    private var service: ServiceDaemon?
 
     init(directory: String) {
         self.directory = directory
@@ -26,27 +28,19 @@ final class FixedPathBus: @unchecked Sendable {
     /// Starts dbus-daemon on the path and netactivityd on it.
     func start() throws {
         let configuration = directory + "/bus.conf"
-        try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>\(address)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default"><allow send_destination="*"/><allow receive_sender="*"/><allow own="*"/></policy>
-            </busconfig>
-            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+        try privateBusConfiguration(listen: address).write(toFile: configuration, atomically: true, encoding: .utf8)
         let daemon = try ChildProcess("dbus-daemon", ["--nofork", "--config-file=\(configuration)", "--print-address=1"])
         self.daemon = daemon
         guard try daemon.readLine(timeout: .seconds(10)) != nil else { throw BusTestError("dbus-daemon printed no address") }
-        service = try ChildProcess(try builtProduct("netactivityd"), ["--address", address] + ServiceOnBus.immediate)
+        service = try ServiceDaemon(address: address)
     }
 
     /// Kills both: the bus is gone.
     func stop() {
-        for process in [service, daemon].compactMap({ $0 }) where process.isRunning {
-            process.send(signal: SIGKILL)
-            _ = try? process.waitForExit(timeout: .seconds(10))
+        if let service, service.isRunning { try? service.kill() }
+        if let daemon, daemon.isRunning {
+            daemon.send(signal: SIGKILL)
+            _ = try? daemon.waitForExit(timeout: .seconds(10))
         }
         service = nil
         daemon = nil
@@ -67,10 +61,10 @@ final class FixedPathBus: @unchecked Sendable {
         #expect(problems.all.count == 1, "\(problems.all)")
 
         try await onThread { try bus.start() }
-        let probe = try await onThread { () -> Probe in
-            var probe: Probe?
+        let probe = try await onThread { () -> ServiceProbe in
+            var probe: ServiceProbe?
             try waitUntil("the bus to accept connections") {
-                probe = try? Probe(bus.address)
+                probe = try? ServiceProbe(address: bus.address)
                 return probe != nil
             }
             return probe!
@@ -81,7 +75,7 @@ final class FixedPathBus: @unchecked Sendable {
 
         bus.stop()
         try await onThread { try bus.start() }
-        let again = try Probe(bus.address)
+        let again = try ServiceProbe(address: bus.address)
         try await eventually("the activity on the bus after it came back", timeout: .seconds(15)) {
             (try? again.activity("patient"))??.completed == 5
         }

@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivity
 import NetActivityContract
@@ -12,7 +13,7 @@ import Glibc
 /// The service missing, starting late, restarting, and started by D-Bus activation.
 @Suite struct ClientResilienceTests {
     @Test func aMissingServiceIsReportedOnceAndTheStateIsAssertedWhenItStarts() async throws {
-        let service = try ServiceOnBus(startService: false)
+        let service = try ServiceDaemon(startService: false)
         let problems = ProblemLog()
         let client = service.client(problems)
 
@@ -53,7 +54,7 @@ import Glibc
     }
 
     @Test func aServiceRestartGetsPushesAndLiveActivitiesBack() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let problems = ProblemLog()
         let client = service.client(problems)
         let oldOwner = try #require(service.owner)
@@ -106,7 +107,7 @@ import Glibc
     }
 
     @Test func changesMadeWhileTheServiceIsDownAreAppliedToTheNewOne() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         client.push()
         client.push()
@@ -138,7 +139,7 @@ import Glibc
     }
 
     @Test func twoRestartsInARow() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         client.push()
         let activity = client.begin("survivor")
@@ -159,7 +160,7 @@ import Glibc
     }
 
     @Test func aReplacingInstanceGetsEverythingBack() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         client.push()
         let activity = client.begin("handed over")
@@ -182,7 +183,7 @@ import Glibc
     }
 
     @Test func theBusDyingUnderTheClientNeitherCrashesNorBlocks() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let problems = ProblemLog()
         let client = service.client(problems)
         let recorder = StateRecorder(client)
@@ -237,7 +238,7 @@ import Glibc
             Name=\(NetActivityBus.name)
             Exec=\(daemon) --throttle-ms 0 --activation-delay 0 --completion-delay 0
             """.write(toFile: directory + "/\(NetActivityBus.name).service", atomically: true, encoding: .utf8)
-        let service = try ServiceOnBus(startService: false, serviceDirectories: [directory])
+        let service = try ServiceDaemon(startService: false, serviceDirectories: [directory])
         let probe = try service.probe()
         #expect(try probe.connection.owner(of: NetActivityBus.name) == nil)
 

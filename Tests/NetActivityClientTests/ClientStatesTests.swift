@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivity
 import NetActivityContract
@@ -12,7 +13,7 @@ import Glibc
 /// `states()`: the current state first, then every change in order, across service restarts.
 @Suite struct ClientStatesTests {
     @Test func theFirstStateIsTheCurrentOne() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         client.push()
         let activity = client.begin("already running")
@@ -32,7 +33,7 @@ import Glibc
     }
 
     @Test func aSecondObserverAlsoStartsWithTheCurrentState() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let recorder = StateRecorder(client)
         try await recorder.wait(for: "the first state") { !$0.isEmpty }
@@ -47,7 +48,7 @@ import Glibc
     }
 
     @Test func changesArriveInOrder() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         client.push()
@@ -76,7 +77,7 @@ import Glibc
     }
 
     @Test func activitiesAndProgressAreObserved() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let recorder = StateRecorder(client)
         try await recorder.wait(for: "the first state") { !$0.isEmpty }
@@ -93,7 +94,7 @@ import Glibc
     }
 
     @Test func visibleFollowsTheServiceDelays() async throws {
-        let service = try ServiceOnBus(
+        let service = try ServiceDaemon(
             ["--throttle-ms", "0", "--activation-delay", "0.3", "--completion-delay", "0.3"])
         let client = service.client(ProblemLog())
         let recorder = StateRecorder(client)
@@ -114,7 +115,7 @@ import Glibc
     }
 
     @Test func theStreamShowsTheServiceGoingAndComingBack() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let recorder = StateRecorder(client)
         try await recorder.wait(for: "the first state") { $0.first?.serviceAvailable == true }
@@ -142,7 +143,7 @@ import Glibc
     }
 
     @Test func aStreamOnABusWithoutTheServiceYieldsUnavailable() async throws {
-        let service = try ServiceOnBus(startService: false)
+        let service = try ServiceDaemon(startService: false)
         let problems = ProblemLog()
         let client = service.client(problems)
         var iterator = client.states().makeAsyncIterator()
@@ -152,7 +153,7 @@ import Glibc
     }
 
     @Test func endingTheIterationStopsTheStream() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         for _ in 0..<20 {
             for await state in client.states() {
@@ -168,7 +169,7 @@ import Glibc
     }
 
     /// A client whose observer has come and gone, with the service showing two pushes.
-    private func clientThatHasObserved(_ service: ServiceOnBus) async throws -> NetActivityClient {
+    private func clientThatHasObserved(_ service: ServiceDaemon) async throws -> NetActivityClient {
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         try probe.call("Push")
@@ -179,7 +180,7 @@ import Glibc
     }
 
     @Test func aNewObserverWhileTheServiceIsGoneSeesItUnavailable() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = try await clientThatHasObserved(service)
 
         // Polled: a client may take a moment to hear of the service's departure.
@@ -192,7 +193,7 @@ import Glibc
     }
 
     @Test func aNewObserverAfterARestartSeesTheNewServiceNotTheOldOne() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = try await clientThatHasObserved(service)
 
         try await onThread { try service.stop(signal: SIGKILL) }

@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import Foundation
 import NetActivity
 import NetActivityContract
@@ -18,7 +19,7 @@ import FoundationNetworking
     }
 
     @Test func aBodyWithContentLengthIsReturnedWhileTheActivityShowsItsTotal() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let problems = ProblemLog()
         let client = service.client(problems)
         let probe = try service.probe()
@@ -54,7 +55,7 @@ import FoundationNetworking
     }
 
     @Test func aCustomLabelAndAnUnknownLength() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let body = Self.body(3000)
@@ -75,7 +76,7 @@ import FoundationNetworking
     }
 
     @Test func aNotFoundThrowsHTTPStatusErrorAndEndsTheActivity() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let answer = ThreadLatch()
@@ -105,7 +106,7 @@ import FoundationNetworking
     }
 
     @Test func aServerThatStallsAfterTheHeadersTimesOut() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let server = try LoopbackHTTPServer { exchange in
@@ -126,7 +127,7 @@ import FoundationNetworking
     }
 
     @Test func aConnectionDroppedMidBodyThrowsAndEndsTheActivity() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let drop = ThreadLatch()
@@ -155,7 +156,7 @@ import FoundationNetworking
     }
 
     @Test func cancellingTheTaskThrowsCancellationErrorAndEndsTheActivity() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let server = try LoopbackHTTPServer { exchange in
@@ -176,7 +177,7 @@ import FoundationNetworking
     }
 
     @Test func aRefusedConnectionThrowsAndEndsTheActivity() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         // A port that was just listening and is now closed: nothing answers there.
@@ -189,7 +190,7 @@ import FoundationNetworking
     }
 
     @Test func aDownloadInAnAlreadyCancelledTaskThrowsAtOnce() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let server = try LoopbackHTTPServer { exchange in

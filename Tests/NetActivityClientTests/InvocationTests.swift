@@ -1,4 +1,5 @@
 import BusTestSupport
+import NetActivityTestSupport
 import NetActivity
 import NetActivityCLI
 import Testing
@@ -39,7 +40,7 @@ import Testing
     }
 
     @Test func statusWithTheAddressAfterTheSubcommandRuns() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let result = try netactivity(["status", "--address", service.address])
         #expect(result.exitStatus == 0, "\(result)")
         #expect(result.stdout.contains("Active:     no"), "\(result)")

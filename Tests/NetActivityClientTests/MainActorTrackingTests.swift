@@ -1,4 +1,5 @@
 import NetActivity
+import NetActivityTestSupport
 import Testing
 
 /// A `@MainActor` view model calling `tracking` and touching its own state inside the body:
@@ -33,7 +34,7 @@ actor Syncer {
 
 @Suite struct MainActorTrackingTests {
     @Test @MainActor func aMainActorClassCallsTracking() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let model = FeedsModel(client: client)
         try await model.refresh()

@@ -1,4 +1,5 @@
 import BusTestSupport
+import NetActivityTestSupport
 import Foundation
 import NetActivity
 import NetActivityContract
@@ -9,7 +10,7 @@ import Testing
 @Suite struct ReportCoalescingTests {
     @Test func tenThousandReportsInATightLoopAreAtMostFiftyCalls() async throws {
         try requireTool("dbus-monitor")
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let activity = client.begin("tight loop")
@@ -41,7 +42,7 @@ import Testing
     }
 
     @Test func reportsFromManyThreadsEndWithTheLastValue() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let activity = client.begin("threads")

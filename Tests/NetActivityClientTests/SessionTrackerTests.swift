@@ -1,4 +1,5 @@
 import BusTestSupport
+import NetActivityTestSupport
 import Foundation
 import NetActivity
 import NetActivityContract
@@ -37,7 +38,7 @@ import FoundationNetworking
     }
 
     @Test func everyTaskOfTheAppsSessionIsOneActivityAndTheAppsDelegateGetsEverything() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let problems = ProblemLog()
         let client = service.client(problems)
         let probe = try service.probe()
@@ -86,7 +87,7 @@ import FoundationNetworking
     }
 
     @Test func aCancelledTaskEndsItsActivity() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let server = try LoopbackHTTPServer { exchange in

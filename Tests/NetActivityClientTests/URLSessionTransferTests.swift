@@ -1,4 +1,5 @@
 import BusTestSupport
+import NetActivityTestSupport
 import Foundation
 import NetActivity
 import NetActivityContract
@@ -14,7 +15,7 @@ import FoundationNetworking
 /// activity per transfer, labelled host/path, with progress, ended however the transfer ends.
 @Suite struct URLSessionTransferTests {
     @Test func aRequestWithHeadersReturnsTheBodyAndTheResponse() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let problems = ProblemLog()
         let client = service.client(problems)
         let probe = try service.probe()
@@ -46,7 +47,7 @@ import FoundationNetworking
     }
 
     @Test func anUploadReportsItsProgressToTheCallerAndTheService() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let payload = Data((0..<(512 * 1024)).map { UInt8(truncatingIfNeeded: $0) })
@@ -88,7 +89,7 @@ import FoundationNetworking
     }
 
     @Test func anUploadFromAFile() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("upload-\(UUID().uuidString)")
@@ -113,7 +114,7 @@ import FoundationNetworking
     }
 
     @Test func aLargeDownloadGoesToAFileWithFlatMemory() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let size = 200 * 1024 * 1024
@@ -146,7 +147,7 @@ import FoundationNetworking
     }
 
     @Test func aFailedDownloadRemovesTheFileAndEndsTheActivity() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let server = try LoopbackHTTPServer { exchange in
@@ -164,7 +165,7 @@ import FoundationNetworking
     }
 
     @Test func cancellingEndsTheActivity() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let server = try LoopbackHTTPServer { exchange in
@@ -183,7 +184,7 @@ import FoundationNetworking
     }
 
     @Test func anHTTPErrorIsAResponseAndEndsTheActivity() async throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let answer = ThreadLatch()
