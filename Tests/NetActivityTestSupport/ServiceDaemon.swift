@@ -46,7 +46,17 @@ public final class ServiceDaemon: @unchecked Sendable {
         _ arguments: [String] = ServiceDaemon.immediate, startService: Bool = true,
         serviceDirectories: [String] = [], leakChecking: Bool = false
     ) throws {
-        let bus = try PrivateBus(serviceDirectories: serviceDirectories)
+        try self.init(
+            arguments, on: try PrivateBus(serviceDirectories: serviceDirectories), startService: startService,
+            leakChecking: leakChecking)
+    }
+
+    /// Runs the service on a private bus the test configured itself (an environment for the
+    /// services it activates, say); the daemon stops that bus when released.
+    public convenience init(
+        _ arguments: [String] = ServiceDaemon.immediate, on bus: PrivateBus, startService: Bool = true,
+        leakChecking: Bool = false
+    ) throws {
         try self.init(arguments, on: bus, address: bus.address, startService: startService, leakChecking: leakChecking)
     }
 

@@ -18,7 +18,7 @@ import Glibc
             let ping = try Message.methodCall(
                 destination: destination, path: destination == StatusNotifierNames.watcher ? StatusNotifierNames.watcherPath : StatusNotifierNames.itemPath,
                 interface: .peer, member: "Ping")
-            _ = try bus.probe.call(ping, timeout: .seconds(10))
+            _ = try bus.probe.connection.call(ping, timeout: .seconds(10))
         }
     }
 
@@ -31,7 +31,7 @@ import Glibc
         try settle(bus, watcher)
         #expect(watcher.registrations.count == 1, "registered more than once: \(watcher.registrations)")
         #expect(registrations.first?.service == item.rawValue)
-        #expect(registrations.first?.sender == (try bus.probe.owner(of: item))?.rawValue)
+        #expect(registrations.first?.sender == (try bus.probe.connection.owner(of: item))?.rawValue)
     }
 
     @Test func registersAgainWhenTheWatcherRestarts() throws {
@@ -42,7 +42,7 @@ import Glibc
 
         first.stop()
         try waitUntil("the first watcher to leave the bus") {
-            try bus.probe.owner(of: StatusNotifierNames.watcher) == nil
+            try bus.probe.connection.owner(of: StatusNotifierNames.watcher) == nil
         }
         let second = try bus.startWatcher()
         let registrations = try second.waitForRegistrations(1)
@@ -60,7 +60,7 @@ import Glibc
 
         // The name passes from one owner to the next with no moment unowned.
         let second = try bus.startWatcher(replacing: true)
-        #expect(try bus.probe.owner(of: StatusNotifierNames.watcher)?.rawValue == second.uniqueName)
+        #expect(try bus.probe.connection.owner(of: StatusNotifierNames.watcher)?.rawValue == second.uniqueName)
         let registrations = try second.waitForRegistrations(1)
         #expect(registrations.first?.service == (try bus.itemName).rawValue)
         #expect(first.registrations.count == 1)
@@ -88,7 +88,7 @@ import Glibc
         let tray = try bus.startTray()
         try watcher.waitForRegistrations(1)
         watcher.stop()
-        try waitUntil("the watcher to leave the bus") { try bus.probe.owner(of: StatusNotifierNames.watcher) == nil }
+        try waitUntil("the watcher to leave the bus") { try bus.probe.connection.owner(of: StatusNotifierNames.watcher) == nil }
 
         let observer = try bus.observeItem()
         try bus.callService("Push")
@@ -104,7 +104,7 @@ import Glibc
         tray.send(signal: signal)
         let result = try tray.waitForExit(timeout: .seconds(10))
         #expect(result.exitStatus == 0, "\(result)")
-        try waitUntil("the tray's item name to be released") { try bus.probe.owner(of: item) == nil }
+        try waitUntil("the tray's item name to be released") { try bus.probe.connection.owner(of: item) == nil }
     }
 
     @Test func losingTheBusEndsTheTrayWithStatus1() throws {

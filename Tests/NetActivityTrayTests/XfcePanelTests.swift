@@ -51,7 +51,7 @@ struct XfcePanelTests {
         // A new panel brings a new watcher that knows nothing: the item registers again.
         panel.send(signal: SIGTERM)
         _ = try panel.waitForExit(timeout: .seconds(10))
-        try waitUntil("the old watcher to go") { try bus.probe.owner(of: StatusNotifierNames.watcher) == nil }
+        try waitUntil("the old watcher to go") { try bus.probe.connection.owner(of: StatusNotifierNames.watcher) == nil }
         panel = try desktop.startPanel(bus: bus)
         try waitUntil("the new watcher to list \(item)", timeout: .seconds(20)) {
             try registeredItems(bus).contains { $0.hasPrefix(item.rawValue) }
@@ -110,7 +110,7 @@ struct XfcePanelTests {
             destination: StatusNotifierNames.watcher, path: StatusNotifierNames.watcherPath, interface: .properties,
             member: "Get",
             arguments: [.string(StatusNotifierNames.watcherInterface.rawValue), .string("RegisteredStatusNotifierItems")])
-        let reply = try bus.probe.call(message, timeout: .seconds(10)).arguments()
+        let reply = try bus.probe.connection.call(message, timeout: .seconds(10)).arguments()
         return reply.first?.unwrapped?.elements?.compactMap(\.string) ?? []
     }
 }
@@ -156,7 +156,7 @@ private final class HeadlessDesktop {
             environment: environment.merging(["DBUS_SESSION_BUS_ADDRESS": bus.address]) { $1 })
         try waitUntil("xfce4-panel's status tray to own \(StatusNotifierNames.watcher)", timeout: .seconds(30)) {
             guard panel.isRunning else { throw BusTestError("xfce4-panel exited: \(panel.stderrText)") }
-            return try bus.probe.owner(of: StatusNotifierNames.watcher) != nil
+            return try bus.probe.connection.owner(of: StatusNotifierNames.watcher) != nil
         }
         return panel
     }

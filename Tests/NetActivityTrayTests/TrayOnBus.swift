@@ -2,6 +2,7 @@ import BusTestSupport
 import DBus
 import Foundation
 import NetActivityContract
+import NetActivityTestSupport
 import NetActivityTray
 
 #if canImport(Glibc)
@@ -10,64 +11,49 @@ import Glibc
 
 // MARK: - Bus, service and tray
 
-/// A private bus with `netactivityd` on it and, once started, the built
+/// The service on a private bus (a `ServiceDaemon`) and, once started, the built
 /// `netactivity --address <bus> tray`. Everything is stopped when released.
 final class TrayOnBus: @unchecked Sendable {
     /// Every change announced at once; the debounce short enough for quick tests.
     static let quick = ["--throttle-ms", "0", "--activation-delay", "0.2", "--completion-delay", "0.1"]
 
-    let bus: PrivateBus
-    let serviceArguments: [String]
-    private(set) var service: ChildProcess?
+    let service: ServiceDaemon
     private(set) var tray: ChildProcess?
     /// A plain connection for calls to the service and the bus.
-    let probe: Connection
+    let probe: ServiceProbe
 
     /// Starts `netactivityd` with `serviceArguments` on `bus` (a fresh private bus by default).
     init(serviceArguments: [String] = TrayOnBus.quick, startService: Bool = true, bus: PrivateBus? = nil) throws {
-        self.bus = try bus ?? PrivateBus()
-        self.serviceArguments = serviceArguments
-        probe = try Connection(.address(self.bus.address))
-        if startService { try self.startService() }
+        service = try ServiceDaemon(serviceArguments, on: try bus ?? PrivateBus(), startService: startService)
+        probe = try service.probe()
     }
 
     deinit {
-        for process in [tray, service].compactMap({ $0 }) where process.isRunning {
-            process.send(signal: SIGTERM)
-            _ = try? process.waitForExit(timeout: .seconds(10))
+        if let tray, tray.isRunning {
+            tray.send(signal: SIGTERM)
+            _ = try? tray.waitForExit(timeout: .seconds(10))
         }
-        bus.stop()
     }
 
-    var address: String { bus.address }
+    var address: String { service.address }
+
+    /// The private bus everything runs on.
+    var bus: PrivateBus { service.bus }
 
     // MARK: The service
 
     func startService() throws {
-        let process = try ChildProcess(try builtProduct("netactivityd"), ["--address", address] + serviceArguments)
-        service = process
-        try waitUntil("netactivityd (pid \(process.pid)) to own \(NetActivityBus.name)") {
-            guard process.isRunning else { throw BusTestError("netactivityd exited early: \(process.stderrText)") }
-            return try probe.owner(of: NetActivityBus.name) != nil
-        }
+        try service.start()
     }
 
     func stopService() throws {
-        guard let service else { return }
-        service.send(signal: SIGTERM)
-        let result = try service.waitForExit(timeout: .seconds(10))
-        guard result.exitStatus == 0 else { throw BusTestError("netactivityd did not exit 0: \(result)") }
-        try waitUntil("the bus to notice netactivityd has gone") { try probe.owner(of: NetActivityBus.name) == nil }
-        self.service = nil
+        try service.stop()
     }
 
     /// Calls a method of the service from `probe`.
     @discardableResult
     func callService(_ member: MemberName, _ arguments: [Value] = []) throws -> [Value] {
-        let message = try Message.methodCall(
-            destination: NetActivityBus.name, path: NetActivityBus.path, interface: NetActivityBus.interface,
-            member: member, arguments: arguments)
-        return try probe.call(message, timeout: .seconds(10)).arguments()
+        try probe.call(member, arguments, timeout: .seconds(10))
     }
 
     // MARK: The tray
@@ -76,13 +62,12 @@ final class TrayOnBus: @unchecked Sendable {
     /// `executable` replaces the built `netactivity` (a release build, for measurements).
     @discardableResult
     func startTray(_ arguments: [String] = [], executable: String? = nil) throws -> ChildProcess {
-        let process = try ChildProcess(
-            try executable ?? builtProduct("netactivity"), ["--address", address, "tray"] + arguments)
+        let process = try service.startNetactivity(["tray"] + arguments, executable: executable)
         tray = process
         let name = Self.itemName(of: process)
         try waitUntil("netactivity tray (pid \(process.pid)) to own \(name)") {
             guard process.isRunning else { throw BusTestError("netactivity tray exited early: \(process.stderrText)") }
-            return try probe.owner(of: name) != nil
+            return try probe.connection.owner(of: name) != nil
         }
         return process
     }
