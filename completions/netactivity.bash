@@ -4,20 +4,21 @@
 _netactivity() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
     local commands="status push pop run watch tray help version"
-    local global="--system --address --help --version"
+    local global="--session-only --system --address --system-address --help --version"
 
-    # The command is the first word after the global options (and --address's value).
+    # The command is the first word after the global options (and the addresses).
     local i command="" command_index=0
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-        --address) ((i++)) ;;
+        --address | --system-address) ((i++)) ;;
         -*) ;;
         *) command=${COMP_WORDS[i]}; command_index=$i; break ;;
         esac
     done
 
     case $prev in
-    --address) COMPREPLY=($(compgen -W "unix:path=" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
+    --address | --system-address)
+        COMPREPLY=($(compgen -W "unix:path=" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
     -f | --format) COMPREPLY=($(compgen -W "plain json waybar" -- "$cur")); return ;;
     --icon | --idle-icon) COMPREPLY=(); return ;;
     -l | --label) COMPREPLY=(); return ;;
@@ -33,7 +34,7 @@ _netactivity() {
     fi
 
     # The bus options are taken after the command too.
-    local bus="--system --address"
+    local bus="--session-only --system --address --system-address"
     case $command in
     status) COMPREPLY=($(compgen -W "--json --help $bus" -- "$cur")) ;;
     push | pop | version) COMPREPLY=($(compgen -W "--help $bus" -- "$cur")) ;;

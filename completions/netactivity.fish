@@ -4,8 +4,10 @@
 set -l commands status push pop run watch tray help version
 
 complete -c netactivity -f
-complete -c netactivity -l system -d 'use the system bus'
+complete -c netactivity -l session-only -d 'leave out the system service'
+complete -c netactivity -l system -d 'use the system bus only'
 complete -c netactivity -l address -r -d 'use the bus at ADDR'
+complete -c netactivity -l system-address -r -d 'the system side is the bus at ADDR'
 complete -c netactivity -s h -l help -d 'show the help'
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -l version -d 'show the version'
 

@@ -23,7 +23,7 @@ public enum CLI {
             Output.line("netactivity \(NetActivityBus.version)")
             return 0
         case .status(let json):
-            return status(on: invocation.bus, json: json)
+            return status(of: invocation.services, json: json)
         case .push:
             return counter("Push", on: invocation.bus)
         case .pop:
@@ -31,10 +31,12 @@ public enum CLI {
         case .run(let label, let command):
             return await RunCommand(bus: invocation.bus, label: label, command: command).run()
         case .watch(let format):
-            return await WatchCommand(bus: invocation.bus, format: format).run()
+            return await WatchCommand(services: invocation.services, format: format).run()
         case .tray(let icon, let idleIcon, let progressRing):
             return await tray(
-                TrayOptions(bus: invocation.bus, activeIcon: icon, idleIcon: idleIcon, progressRing: progressRing))
+                TrayOptions(
+                    bus: invocation.services.session ?? .session, services: invocation.services, activeIcon: icon,
+                    idleIcon: idleIcon, progressRing: progressRing))
         }
     }
 
@@ -49,17 +51,43 @@ public enum CLI {
 
     // MARK: - status, push, pop: one call each
 
-    static func status(on bus: Bus, json: Bool) -> Int32 {
-        do {
-            let reply = try callService(on: bus, "GetAll", [.string(NetActivityBus.interface.rawValue)], interface: .properties)
-            var state = IndicatorSnapshot()
-            state.apply(reply.first?.stringKeyedEntries ?? [:])
-            Output.line(json ? SnapshotFormat.json(state) : SnapshotFormat.status(state))
-            return 0
-        } catch {
-            Output.error(describe(error, on: bus))
-            return 1
+    /// One snapshot of each followed service, merged. A side that cannot be read is one line
+    /// on stderr, except a system side that is simply not there (no system bus, as in most
+    /// containers, or no service on it), which only means no system entries. Fails when no
+    /// side could be read.
+    static func status(of services: FollowedServices, json: Bool) -> Int32 {
+        var session: IndicatorSnapshot?
+        var system: IndicatorSnapshot?
+        if let bus = services.session {
+            do { session = try snapshot(on: bus) } catch { Output.error(describe(error, on: bus)) }
         }
+        if let bus = services.system {
+            do {
+                system = try snapshot(on: bus)
+            } catch {
+                if services.session == nil {
+                    Output.error(describe(error, on: bus))
+                } else if !meansAbsent(error) {
+                    Output.error("system side: " + describe(error, on: bus))
+                }
+            }
+        }
+        guard session != nil || system != nil else { return 1 }
+        let state = IndicatorSnapshot.merging(session: session, system: system)
+        Output.line(json ? SnapshotFormat.json(state) : SnapshotFormat.status(state))
+        return 0
+    }
+
+    private static func snapshot(on bus: Bus) throws(BusError) -> IndicatorSnapshot {
+        let reply = try callService(on: bus, "GetAll", [.string(NetActivityBus.interface.rawValue)], interface: .properties)
+        var state = IndicatorSnapshot()
+        state.apply(reply.first?.stringKeyedEntries ?? [:])
+        return state
+    }
+
+    /// Errors that say the bus or the service is not there at all, rather than that it failed.
+    private static func meansAbsent(_ error: BusError) -> Bool {
+        [.serviceUnknown, .nameHasNoOwner, .noServer, .fileNotFound].contains(error.name)
     }
 
     static func counter(_ member: MemberName, on bus: Bus) -> Int32 {

@@ -14,9 +14,10 @@ enum Help {
     }
 
     static let main = """
-        Usage: netactivity [--system | --address ADDR] COMMAND [OPTIONS]
+        Usage: netactivity [BUS OPTIONS] COMMAND [OPTIONS]
 
         Reports and shows the desktop's network activity (io.github.netactivity.NetActivity1).
+        status, watch and tray show the session's and the system's service as one indicator.
 
         Commands:
           status [--json]                    show Active, Visible, Count, Progress and activities
@@ -30,10 +31,18 @@ enum Help {
           version                            show the version
 
         Global options:
-          --system          use the system bus
-          --address ADDR    use the bus at ADDR
-          -h, --help        show this help
-          --version         show the version
+          --session-only          status, watch, tray: leave out the system service
+          --system                use the system bus only
+          --address ADDR          use the bus at ADDR (as the session side; followed alone
+                                  unless --system-address names a system side)
+          --system-address ADDR   status, watch, tray: the system side's bus is at ADDR
+                                  (default: the system bus)
+          -h, --help              show this help
+          --version               show the version
+
+        push, pop and run report to one bus: the session bus, or the one --system or
+        --address names. A missing system bus (as in most containers) only means no system
+        entries.
 
         Exit status: 0 on success, 1 when the bus or the service refuses or cannot be reached,
         2 for a usage error; `run` exits with the command's status.
@@ -43,7 +52,10 @@ enum Help {
         Usage: netactivity status [--json]
 
         Shows whether the network is in use: Active, Visible (the debounced state a panel shows),
-        Count, overall Progress, and every tracked activity with its owner and progress.
+        Count, overall Progress, and every tracked activity with its owner and progress. The
+        session's and the system's service are read once each and shown as one indicator
+        (Count summed, system activities titled "system: "); --session-only leaves out the
+        system. Fails only when neither service can be read.
 
           --json    print one JSON object (stable keys: active, visible, count, progress,
                     activities, service) instead of text
@@ -77,7 +89,9 @@ enum Help {
         Usage: netactivity watch [--format plain|json|waybar]
 
         Prints the current state, then one line per change, flushed at once (for panels reading a
-        pipe). Keeps going while the service restarts; prints an idle state while it is gone.
+        pipe). Follows the session's and the system's service as one indicator (--session-only:
+        the session's alone); JSON marks each activity with "bus". Keeps going while either
+        service or bus restarts, is missing or goes away; prints an idle state while both are gone.
 
           -f, --format plain    a short line for people (default)
           -f, --format json     one JSON state object per line
@@ -93,9 +107,12 @@ enum Help {
         follows the debounced Visible state: status Active with the activity icon while network
         activity shows, Passive with the idle icon otherwise (most trays hide passive items).
         While the overall progress is known, the icon is drawn: a ring filled to the percent.
-        Its tooltip lists the live activities with their progress. It registers with the
+        Its tooltip lists the live activities with their progress, the system service's as
+        "system: …" (--session-only leaves them out). It registers with the
         StatusNotifierWatcher again whenever the panel restarts, waits while no tray is running,
-        and follows the service through restarts. SIGINT and SIGTERM end it with status 0.
+        and follows both services through restarts. The item lives on the session bus (or the
+        one --address names), where the panel is, also with --system. SIGINT and SIGTERM end it
+        with status 0.
 
           --icon NAME         themed icon (or icon file path) while active
                               (default: network-transmit-receive)

@@ -4,8 +4,10 @@ import NetActivityTray
 
 /// A parsed `netactivity` command line.
 public struct Invocation: Equatable, Sendable {
-    /// The bus chosen with `--system` / `--address`.
+    /// Where push, pop and run report: the session bus, or the one `--system` / `--address` names.
     public var bus: Bus = .session
+    /// What status, watch and tray follow: by default the session and the system service.
+    public var services: FollowedServices = .sessionAndSystem
     public var command: Command
 
     /// The subcommands.
@@ -33,8 +35,7 @@ public struct Invocation: Equatable, Sendable {
 
     /// Parses the arguments after the program name.
     public static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
-        var bus = Bus.session
-        var busFlag: String?
+        var busOptions = BusOptions()
         var rest = arguments[...]
 
         func take(_ flag: String, from arguments: inout ArraySlice<String>, inline: String?) throws(UsageError) -> String {
@@ -42,12 +43,8 @@ public struct Invocation: Equatable, Sendable {
             guard let value = arguments.popFirst() else { throw UsageError(description: "\(flag) needs a value") }
             return value
         }
-        func setBus(_ flag: String, _ value: Bus) throws(UsageError) {
-            if let busFlag, busFlag != flag {
-                throw UsageError(description: "\(flag) and \(busFlag) cannot be combined")
-            }
-            busFlag = flag
-            bus = value
+        func invocation(_ command: Command) -> Invocation {
+            Invocation(bus: busOptions.bus, services: busOptions.services, command: command)
         }
 
         // Bus options before the subcommand.
@@ -55,14 +52,12 @@ public struct Invocation: Equatable, Sendable {
             rest.removeFirst()
             let (flag, inline) = splitInline(first)
             switch flag {
-            case "-h", "--help": return Invocation(bus: bus, command: .help(topic: nil))
-            case "--version": return Invocation(bus: bus, command: .version)
-            case "--system": try setBus(flag, .system)
-            case "--address":
-                let address = try take(flag, from: &rest, inline: inline)
-                guard !address.isEmpty else { throw UsageError(description: "--address needs a non-empty address") }
-                try setBus(flag, .address(address))
-            default: throw UsageError(description: "unknown option '\(first)'")
+            case "-h", "--help": return invocation(.help(topic: nil))
+            case "--version": return invocation(.version)
+            default:
+                guard try busOptions.take(flag, inline: inline, from: &rest) else {
+                    throw UsageError(description: "unknown option '\(first)'")
+                }
             }
         }
         guard let name = rest.popFirst() else {
@@ -82,20 +77,15 @@ public struct Invocation: Equatable, Sendable {
                 break
             }
             let (flag, inline) = splitInline(argument)
-            switch flag {
-            case "--system":
-                do { try setBus(flag, .system) } catch { throw usage(error.description) }
-            case "--address":
-                let address: String
-                do { address = try take(flag, from: &rest, inline: inline) } catch { throw usage(error.description) }
-                guard !address.isEmpty else { throw usage("--address needs a non-empty address") }
-                do { try setBus(flag, .address(address)) } catch { throw usage(error.description) }
-            default:
-                remaining.append(argument)
-                // A subcommand option's value stays with it, even one that looks like a bus option.
-                if inline == nil, Self.optionsWithValues.contains(flag), let value = rest.popFirst() {
-                    remaining.append(value)
-                }
+            let isBusOption: Bool
+            do { isBusOption = try busOptions.take(flag, inline: inline, from: &rest) } catch {
+                throw usage(error.description)
+            }
+            guard !isBusOption else { continue }
+            remaining.append(argument)
+            // A subcommand option's value stays with it, even one that looks like a bus option.
+            if inline == nil, Self.optionsWithValues.contains(flag), let value = rest.popFirst() {
+                remaining.append(value)
             }
         }
         rest = remaining[...]
@@ -104,7 +94,7 @@ public struct Invocation: Equatable, Sendable {
         if rest.prefix(while: { $0 != "--" }).contains(where: { $0 == "--help" || $0 == "-h" }),
             Self.commands.contains(name)
         {
-            return Invocation(bus: bus, command: .help(topic: name))
+            return invocation(.help(topic: name))
         }
         let command: Command
         switch name {
@@ -172,7 +162,7 @@ public struct Invocation: Equatable, Sendable {
         default:
             throw UsageError(description: "unknown command '\(name)' (status, push, pop, run, watch, tray)")
         }
-        return Invocation(bus: bus, command: command)
+        return invocation(command)
     }
 
     /// The service's limit on labels, in UTF-8 bytes.

@@ -74,9 +74,10 @@ enum SnapshotFormat {
         let count = max(Int(state.count), state.activities.count)
         var lines = [count > 0 ? "Network activity: \(count)" : "Network activity"]
         // waybar renders the tooltip as Pango markup: a bare & would drop it, <b> would be bold.
-        for activity in state.activities {
+        for activity in state.activities.prefix(IndicatorSnapshot.tooltipActivityLimit) {
             lines.append(activity.title.markupEscaped + (activity.fraction.map { " " + percent($0) } ?? ""))
         }
+        if let more = state.moreActivitiesLine { lines.append(more) }
         let shared = count - state.activities.count
         if shared > 0 { lines.append("\(shared) other connection" + (shared == 1 ? "" : "s")) }
         return lines.joined(separator: "\n")

@@ -1,15 +1,17 @@
 import NetActivity
+import NetActivityTray
 
-/// `netactivity watch`: a line per state change, for panels reading a pipe.
+/// `netactivity watch`: a line per change of the followed services' merged state, for panels
+/// reading a pipe.
 struct WatchCommand {
-    var bus: Bus
+    var services: FollowedServices
     var format: Invocation.WatchFormat
 
     func run() async -> Int32 {
-        // Problems (service gone) show as idle lines; stderr gets one line per outage.
-        let client = NetActivityClient(bus: bus)
+        // Problems (service gone) show as idle lines, or as the other side's state alone;
+        // stderr gets one line per outage.
         var last: String?
-        for await state in client.states() {
+        for await state in services.states() {
             let line = render(state)
             guard line != last else { continue }
             last = line

@@ -15,6 +15,18 @@ extension ActivityInfo {
     }
 }
 
+extension IndicatorSnapshot {
+    /// How many activities a tooltip lists before "… and N more": with tens of thousands live,
+    /// a tooltip of every one would be megabytes, rebuilt on every change.
+    public static let tooltipActivityLimit = 10
+
+    /// The line that stands for the activities a tooltip leaves out, or nil when none is.
+    public var moreActivitiesLine: String? {
+        let more = activities.count - Self.tooltipActivityLimit
+        return more > 0 ? "… and \(more) more" : nil
+    }
+}
+
 extension String {
     /// The text with `&`, `<` and `>` escaped and control characters as spaces, for hosts
     /// that read it as Pango or HTML-like markup (waybar's text and tooltip, a tray item's

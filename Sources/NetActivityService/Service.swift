@@ -235,8 +235,9 @@ public final class Service {
         guard let connection, !owner.isEmpty, attributions[owner] == nil, askedOwners.insert(owner).inserted,
             let request = try? Self.credentialsRequest(owner)
         else { return }
-        connection.send(request) { [weak self] result in
-            guard let self, askedOwners.contains(owner), attributions[owner] == nil,
+        // Unowned, as every handler here: the service outlives its loop, which runs the reply.
+        connection.send(request) { [unowned self] result in
+            guard askedOwners.contains(owner), attributions[owner] == nil,
                 case .success(let reply) = result, let attribution = Self.attribution(reply)
             else { return }
             attributions[owner] = attribution

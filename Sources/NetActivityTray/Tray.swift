@@ -5,12 +5,12 @@ import NetActivity
 import Glibc
 #endif
 
-/// `netactivity tray`: a StatusNotifierItem that follows the service's `Visible`.
+/// `netactivity tray`: a StatusNotifierItem that follows the services' merged `Visible`.
 ///
 /// One owner for the item's bus connection: an `EventLoop` on a thread of its own exports
 /// `/StatusNotifierItem` under `org.kde.StatusNotifierItem-PID-1`, keeps it registered with
-/// the StatusNotifierWatcher, and shows each state a `NetActivityClient` observes (the client
-/// follows the service through restarts on its own connection). All mutable state below is
+/// the StatusNotifierWatcher, and shows each merged state of `options.services` (whose clients
+/// follow the services through restarts on connections of their own). All mutable state below is
 /// touched only on the loop's thread.
 public final class Tray: @unchecked Sendable {
     private let options: TrayOptions
@@ -64,11 +64,10 @@ public final class Tray: @unchecked Sendable {
         for await next in phases {
             switch next {
             case .serving:
-                // The client starts only once the item is up, so a bad bus is reported once.
-                let client = NetActivityClient(bus: options.bus)
+                // The clients start only once the item is up, so a bad bus is reported once.
+                let states = options.services.states()
                 following = Task { [loop] in
-                    // The client lives as long as this task: releasing it ends the stream.
-                    for await state in client.states() {
+                    for await state in states {
                         loop.post { [self] in show(state) }
                     }
                 }

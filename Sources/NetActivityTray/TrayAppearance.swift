@@ -73,9 +73,10 @@ public struct TrayAppearance: Equatable, Sendable {
     static func describe(_ state: IndicatorSnapshot) -> String {
         guard state.serviceAvailable else { return "The network activity service is not running" }
         guard state.active else { return "Idle" }
-        var lines = state.activities.map { activity in
+        var lines = state.activities.prefix(IndicatorSnapshot.tooltipActivityLimit).map { activity in
             activity.title.markupEscaped + (activity.fraction.map { " — " + percent($0) } ?? "")
         }
+        if let more = state.moreActivitiesLine { lines.append(more) }
         let shared = Int(state.count) - state.activities.count
         if shared > 0 { lines.append("\(shared) other connection" + (shared == 1 ? "" : "s")) }
         // Overall progress says something new only when it sums up several known totals.

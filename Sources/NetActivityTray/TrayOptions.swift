@@ -1,9 +1,12 @@
 import NetActivity
 
-/// What `netactivity tray` is asked to do: which bus, which themed icons, whether to draw progress.
+/// What `netactivity tray` is asked to do: which bus, which services, which themed icons,
+/// whether to draw progress.
 public struct TrayOptions: Equatable, Sendable {
-    /// The bus the service lives on; the item is exported on the same bus.
+    /// The bus the item is exported on, where the panel's StatusNotifierWatcher lives.
     public var bus: Bus
+    /// The services whose merged state the item shows.
+    public var services: FollowedServices
     /// The icon shown while the indicator is visible.
     public var activeIcon: String
     /// The icon of the idle (`Passive`) item; most hosts hide passive items anyway.
@@ -17,12 +20,14 @@ public struct TrayOptions: Equatable, Sendable {
     /// The default idle icon.
     public static let defaultIdleIcon = "network-idle"
 
-    /// Options for `bus` with the given icons, drawing the progress ring unless told not to.
+    /// Options for an item on `bus` with the given icons, drawing the progress ring unless told
+    /// not to. It shows `services`, by default the service on `bus` alone.
     public init(
-        bus: Bus = .session, activeIcon: String = TrayOptions.defaultActiveIcon,
+        bus: Bus = .session, services: FollowedServices? = nil, activeIcon: String = TrayOptions.defaultActiveIcon,
         idleIcon: String = TrayOptions.defaultIdleIcon, progressRing: Bool = true
     ) {
         self.bus = bus
+        self.services = services ?? FollowedServices(session: bus, system: nil)
         self.activeIcon = activeIcon
         self.idleIcon = idleIcon
         self.progressRing = progressRing

@@ -64,3 +64,16 @@ struct AttributionFormatTests {
         #expect(status.contains("by :1.9 (pid 4242)"), "\(status)")
     }
 }
+
+/// With thousands of activities live, a tooltip lists the first ten and counts the rest.
+struct LongTooltipTests {
+    @Test func tooltipsListTenActivitiesAndCountTheRest() {
+        let activities = (1...65_536 as ClosedRange<UInt32>).map {
+            ActivityInfo(id: $0, owner: ":1.2", label: "file \($0)", completed: 0, total: 0, started: 0)
+        }
+        let state = IndicatorSnapshot(active: true, visible: true, count: 65_536, activities: activities)
+        let lines = SnapshotFormat.tooltip(state).split(separator: "\n")
+        #expect(lines.count == 1 + 10 + 1, "\(lines.prefix(14))")
+        #expect(lines.last == "… and 65526 more")
+    }
+}
