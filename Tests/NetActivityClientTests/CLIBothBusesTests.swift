@@ -2,6 +2,7 @@ import BusTestSupport
 import DBus
 import Foundation
 import NetActivityContract
+import NetActivityTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -13,12 +14,12 @@ import Glibc
 /// A session side and a system side, each a private bus with its own `netactivityd`; the
 /// system side's runs with `--system --address B`. Nothing touches the machine's buses.
 struct TwoServices {
-    let session: ServiceOnBus
-    let system: ServiceOnBus
+    let session: ServiceDaemon
+    let system: ServiceDaemon
 
     init() throws {
-        session = try ServiceOnBus()
-        system = try ServiceOnBus(ServiceOnBus.immediate + ["--system"])
+        session = try ServiceDaemon()
+        system = try ServiceDaemon(ServiceDaemon.immediate + ["--system"])
     }
 
     /// `netactivity --address A <arguments> --system-address B`, started and left running.
@@ -218,7 +219,7 @@ let withinOneSecond: Duration = .milliseconds(1_300)
     static let noBus = "unix:path=/nonexistent/netactivity-test/system_bus_socket"
 
     @Test func watchShowsTheSessionWithAtMostOneLineOnStderr() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         let probe = try service.probe()
         var watch = WatchReader(try service.startNetactivity(["watch", "--format", "json", "--system-address", Self.noBus]))
         let first = try MergedLine(try watch.next())
@@ -234,7 +235,7 @@ let withinOneSecond: Duration = .milliseconds(1_300)
     }
 
     @Test func statusShowsTheSessionSilently() throws {
-        let service = try ServiceOnBus()
+        let service = try ServiceDaemon()
         try service.probe().call("Push")
         let result = try service.netactivity(["status", "--system-address", Self.noBus])
         #expect(result.exitStatus == 0, "\(result)")
@@ -243,8 +244,8 @@ let withinOneSecond: Duration = .milliseconds(1_300)
     }
 
     @Test func statusFailsOnlyWhenNeitherSideAnswers() throws {
-        let session = try ServiceOnBus(startService: false)
-        let system = try ServiceOnBus(ServiceOnBus.immediate + ["--system"])
+        let session = try ServiceDaemon(startService: false)
+        let system = try ServiceDaemon(ServiceDaemon.immediate + ["--system"])
         _ = try system.probe().call("Push")
         let systemOnly = try session.netactivity(["status", "--json", "--system-address", system.address])
         #expect(systemOnly.exitStatus == 0, "\(systemOnly)")

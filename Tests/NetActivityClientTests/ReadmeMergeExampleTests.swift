@@ -1,5 +1,6 @@
 import BusTestSupport
 import NetActivity
+import NetActivityTestSupport
 import Testing
 
 /// The README's merge example, word for word but for the clients' construction.

@@ -7,6 +7,7 @@ import Synchronization
 
 /// Runs blocking work (waits on processes and the bus) on a thread of its own and awaits its
 /// result, so an async test does not hold one of the cooperative pool's few threads.
+@discardableResult
 public func onThread<Output: Sendable>(_ work: @escaping @Sendable () throws -> Output) async throws -> Output {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread { continuation.resume(with: Result { try work() }) }

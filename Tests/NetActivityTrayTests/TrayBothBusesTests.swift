@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivityTestSupport
 import NetActivityContract
 import Testing
 
@@ -7,68 +8,21 @@ import Testing
 import Glibc
 #endif
 
-/// The system side for a tray test: a private bus of its own with `netactivityd --system
-/// --address B` on it, standing in for the machine's system bus.
-final class SystemServiceOnBus: @unchecked Sendable {
-    let bus: PrivateBus
-    let probe: Connection
-    private(set) var service: ChildProcess?
-
-    init() throws {
-        bus = try PrivateBus()
-        probe = try Connection(.address(bus.address))
-        try start()
-    }
-
-    deinit {
-        if let service, service.isRunning {
-            service.send(signal: SIGTERM)
-            _ = try? service.waitForExit(timeout: .seconds(10))
-        }
-        bus.stop()
-    }
-
-    var address: String { bus.address }
-
-    func start() throws {
-        let process = try ChildProcess(
-            try builtProduct("netactivityd"), ["--system", "--address", address] + TrayOnBus.quick)
-        service = process
-        try waitUntil("netactivityd --system (pid \(process.pid)) to own \(NetActivityBus.name)") {
-            guard process.isRunning else { throw BusTestError("netactivityd exited early: \(process.stderrText)") }
-            return try probe.owner(of: NetActivityBus.name) != nil
-        }
-    }
-
-    func kill() throws {
-        guard let service else { return }
-        service.send(signal: SIGKILL)
-        _ = try service.waitForExit(timeout: .seconds(10))
-        self.service = nil
-    }
-
-    /// Begins an activity owned by `connection` (which must stay open to keep it).
-    func begin(_ label: String, on connection: Connection) throws {
-        let message = try Message.methodCall(
-            destination: NetActivityBus.name, path: NetActivityBus.path, interface: NetActivityBus.interface,
-            member: NetActivityBus.Member.beginActivity, arguments: [.string(label)])
-        _ = try connection.call(message, timeout: .seconds(10))
-    }
-}
-
 /// `netactivity tray --system-address B`: one item for the session's and the system's service.
 @Suite struct TrayBothBusesTests {
     @Test func theTooltipListsSystemEntriesWithTheirPrefix() throws {
         let session = try TrayOnBus()
-        let system = try SystemServiceOnBus()
+        // The system side: a private bus of its own with `netactivityd --system --address B`,
+        // standing in for the machine's system bus.
+        let system = try ServiceDaemon(["--system"] + TrayOnBus.quick)
         let watcher = try session.startWatcher()
         defer { withExtendedLifetime(watcher) {} }
         let tray = try session.startTray(["--system-address", system.address])
         let item = try session.observeItem()
         let app = try testProcessApplicationPrefix()
 
-        let owner = try Connection(.address(system.address))
-        try system.begin("apt upgrade", on: owner)
+        let owner = try system.probe()
+        _ = try owner.begin("apt upgrade")
         try item.wait(for: "the tooltip to list the system's activity") {
             try $0.toolTip().description == "system: \(app)apt upgrade"
         }
@@ -87,8 +41,8 @@ final class SystemServiceOnBus: @unchecked Sendable {
 
         // Back: the union again.
         try system.start()
-        let newOwner = try Connection(.address(system.address))
-        try system.begin("firmware", on: newOwner)
+        let newOwner = try system.probe()
+        _ = try newOwner.begin("firmware")
         try item.wait(for: "the tooltip to list both again") {
             try $0.toolTip().description == "\(app)Sync feeds\nsystem: \(app)firmware"
         }
