@@ -91,7 +91,11 @@ public final class Message: @unchecked Sendable {
     }
 
     /// The message's size on the wire, header and body, in bytes.
-    public var wireSize: Int { raw.wireSize }
+    public var wireSize: Int { wireBytes.count }
+
+    /// The message as it goes on the wire, header and body; empty when libdbus runs out of
+    /// memory.
+    var wireBytes: [UInt8] { raw.wireBytes ?? [] }
 
     /// A new message with the same header and body, serial 0 and unlocked, so it can be sent
     /// again; libdbus copies the bytes instead of building them anew.

@@ -82,15 +82,6 @@ struct RawMessage {
     func setDestination(_ name: UnsafePointer<CChar>) -> Bool { dbus_message_set_destination(pointer, name) != 0 }
     func setNoReply(_ noReply: Bool) { dbus_message_set_no_reply(pointer, noReply ? 1 : 0) }
 
-    /// The size on the wire, header and body, in bytes; 0 when libdbus runs out of memory.
-    var wireSize: Int {
-        var bytes: UnsafeMutablePointer<CChar>?
-        var length: Int32 = 0
-        guard dbus_message_marshal(pointer, &bytes, &length) != 0 else { return 0 }
-        dbus_free(bytes)
-        return Int(length)
-    }
-
     /// Header and body as they go on the wire, or nil when libdbus runs out of memory.
     var wireBytes: [UInt8]? {
         var bytes: UnsafeMutablePointer<CChar>?
