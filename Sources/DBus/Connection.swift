@@ -180,8 +180,8 @@ public final class Connection: @unchecked Sendable {
     /// Dispatches every queued message, for the event loop.
     ///
     /// While an object server is attached, a method call is taken off the queue and handed to
-    /// `deliver` directly: libdbus's own dispatch costs a tenth of a call on a busy bus (its
-    /// filter list copied and walked, its object tree searched; docs/benchmarks.md).
+    /// `deliver` directly: libdbus's own dispatch would copy and walk its filter list and search
+    /// its object tree for every call, a share of a call that shows (docs/benchmarks.md).
     /// Everything else, replies that complete pending calls, signals and `Disconnected` among
     /// them, goes through libdbus's dispatch. Only a method call is stolen, so a reply another
     /// thread is blocked waiting for (and takes off the queue itself) is never held.

@@ -31,15 +31,16 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    // The state below is touched on every turn, so it opts out of the runtime's exclusivity
-    // checks (about a tenth of the loop's own cost per message). It is safe without them: only
-    // the loop's thread touches it, and no access spans a call that could reach back in. The
-    // loop iterates copies (libdbus callbacks may add or remove watches and timeouts meanwhile)
-    // and holds `pollDescriptors` inout only across poll(2) itself.
+    // The state marked unchecked below is touched on every turn, where the runtime's exclusivity
+    // checks were a measurable share of the loop's own cost (docs/benchmarks.md). It is safe
+    // without them: only the loop's thread touches it, and no access spans a call that could
+    // reach back in. The loop iterates copies (libdbus callbacks may add or remove watches and
+    // timeouts meanwhile) and holds `pollDescriptors` inout only across poll(2) itself.
     @exclusivity(unchecked) private var connections: [Connection] = []
     @exclusivity(unchecked) private var watches: [Watch] = []
     @exclusivity(unchecked) private var timeouts: [Timeout] = []
-    @exclusivity(unchecked) private var timers: [Int: Timer] = [:]
+    // Touched only when a timer is scheduled, cancelled or due: checked.
+    private var timers: [Int: Timer] = [:]
     private var nextTimerID = 0
     // Set by attach(): the next turn asks libdbus whether that connection has messages queued.
     private var attachedSinceAsked = false
