@@ -187,12 +187,12 @@ public final class Connection: @unchecked Sendable {
     /// thread is blocked waiting for (and takes off the queue itself) is never held.
     func dispatchQueued() {
         while true {
-            if methodCallHandler != nil {
+            if let handler = methodCallHandler {
                 guard let message = raw.borrowMessage() else { return }
                 if message.type == .methodCall {
                     // Stealing hands over the queue's reference to the message.
                     raw.stealBorrowed(message)
-                    deliver(message)
+                    deliver(message, to: handler)
                     message.release()
                     continue
                 }
@@ -207,8 +207,8 @@ public final class Connection: @unchecked Sendable {
         let kind = raw.type
         // A call libdbus dispatched while a server is attached (only when it lacked the memory
         // to lend it to `dispatchQueued`) takes the same way as the rest.
-        if kind == .methodCall, methodCallHandler != nil {
-            deliver(raw)
+        if kind == .methodCall, let handler = methodCallHandler {
+            deliver(raw, to: handler)
             return true
         }
         return runMessageFilters(raw, kind: kind)
@@ -216,9 +216,9 @@ public final class Connection: @unchecked Sendable {
 
     /// The one way a method call reaches the object server: through the filters that see
     /// method calls, then to the server if none of them took it.
-    private func deliver(_ call: RawMessage) {
+    private func deliver(_ call: RawMessage, to server: (RawMessage) -> Void) {
         if filtersSeeMethodCalls, runMessageFilters(call, kind: .methodCall) { return }
-        methodCallHandler?(call)
+        server(call)
     }
 
     private func runMessageFilters(_ raw: RawMessage, kind: Message.Kind) -> Bool {
