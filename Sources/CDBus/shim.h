@@ -4,7 +4,8 @@
 #include <dbus/dbus.h>
 
 // The DBUS_TYPE_* and DBUS_*_FLAG values are macros of the form ((int) 'i'), which Swift
-// cannot import. They are re-exported here as constants under a CDBus_ prefix.
+// cannot import. The ones the DBus target uses are re-exported here as constants under a
+// CDBus_ prefix; add one here when a new use needs it.
 
 static const int CDBus_TYPE_INVALID = DBUS_TYPE_INVALID;
 static const int CDBus_TYPE_BYTE = DBUS_TYPE_BYTE;
@@ -25,7 +26,6 @@ static const int CDBus_TYPE_VARIANT = DBUS_TYPE_VARIANT;
 static const int CDBus_TYPE_STRUCT = DBUS_TYPE_STRUCT;
 static const int CDBus_TYPE_DICT_ENTRY = DBUS_TYPE_DICT_ENTRY;
 
-static const int CDBus_MESSAGE_TYPE_INVALID = DBUS_MESSAGE_TYPE_INVALID;
 static const int CDBus_MESSAGE_TYPE_METHOD_CALL = DBUS_MESSAGE_TYPE_METHOD_CALL;
 static const int CDBus_MESSAGE_TYPE_METHOD_RETURN = DBUS_MESSAGE_TYPE_METHOD_RETURN;
 static const int CDBus_MESSAGE_TYPE_ERROR = DBUS_MESSAGE_TYPE_ERROR;
@@ -39,10 +39,5 @@ static const int CDBus_REQUEST_NAME_REPLY_PRIMARY_OWNER = DBUS_REQUEST_NAME_REPL
 static const int CDBus_REQUEST_NAME_REPLY_IN_QUEUE = DBUS_REQUEST_NAME_REPLY_IN_QUEUE;
 static const int CDBus_REQUEST_NAME_REPLY_EXISTS = DBUS_REQUEST_NAME_REPLY_EXISTS;
 static const int CDBus_REQUEST_NAME_REPLY_ALREADY_OWNER = DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER;
-
-static const int CDBus_TIMEOUT_USE_DEFAULT = DBUS_TIMEOUT_USE_DEFAULT;
-static const int CDBus_TIMEOUT_INFINITE = DBUS_TIMEOUT_INFINITE;
-
-static const int CDBus_MAXIMUM_NAME_LENGTH = DBUS_MAXIMUM_NAME_LENGTH;
 
 #endif

@@ -1,5 +1,3 @@
-internal import CDBus
-
 /// A D-Bus error: a validated name plus a human-readable message.
 ///
 /// Errors are values: match them by name in `catch`:
@@ -29,30 +27,7 @@ extension ErrorName {
     }
 }
 
-/// Runs `body` with an initialised libdbus `DBusError`, frees it, and throws it as a
-/// `BusError` if `body` set it.
-func withDBusError<Result>(
-    _ body: (UnsafeMutablePointer<CDBus.DBusError>) -> Result
-) throws(BusError) -> Result {
-    var error = CDBus.DBusError()
-    dbus_error_init(&error)
-    defer { dbus_error_free(&error) }
-    let result = body(&error)
-    if dbus_error_is_set(&error) != 0 {
-        throw BusError(cError: error)
-    }
-    return result
-}
-
 extension BusError {
-    /// Copies a set libdbus error; a name libdbus hands over is always valid, but it is checked
-    /// anyway so that nothing received from the bus is trusted blindly.
-    init(cError error: CDBus.DBusError) {
-        let rawName = error.name.map { String(cString: $0) } ?? ""
-        let message = error.message.map { String(cString: $0) } ?? ""
-        self.init(ErrorName(validating: rawName) ?? .failed, message)
-    }
-
     /// The message libdbus gives when it runs out of memory.
     static let outOfMemory = BusError(.noMemory, "out of memory")
 }

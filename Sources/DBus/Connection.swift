@@ -1,5 +1,3 @@
-internal import CDBus
-
 /// Which bus to connect to.
 public enum BusAddress: Sendable, Equatable, CustomStringConvertible {
     /// The user's session bus (`DBUS_SESSION_BUS_ADDRESS`).
@@ -25,26 +23,28 @@ public enum BusAddress: Sendable, Equatable, CustomStringConvertible {
 /// happens on the thread that dispatches, normally the one running the `EventLoop` the
 /// connection is attached to.
 public final class Connection: @unchecked Sendable {
-    let raw: OpaquePointer
+    let raw: RawConnection
 
     /// This connection's unique name on the bus, e.g. `:1.42`.
     public let uniqueName: BusName
 
-    private enum Filter {
-        /// Sees every message of `kind` (every message when nil) as a `Message`.
-        case messages(kind: Message.Kind?, (Message) -> Bool)
-        /// Handles every method call from libdbus's pointer, with no `Message` made for it.
-        case methodCalls((OpaquePointer) -> Void)
+    private struct Filter {
+        let id: Int
+        /// The kind of message it sees; nil for every kind.
+        let kind: Message.Kind?
+        let handler: (Message) -> Bool
     }
 
-    // Read for every incoming message, so unchecked for exclusivity: `runFilters` iterates a
-    // copy, and a handler that adds or removes filters meanwhile changes only the original.
-    @exclusivity(unchecked) private var filters: [(id: Int, filter: Filter)] = [] {
-        didSet { methodCallRoute = Self.methodCallRoute(through: filters) }
-    }
-    // The method-call handler when no filter before it looks at method calls: a call goes
-    // straight there instead of through the list. Set with `filters`, read like it.
-    @exclusivity(unchecked) private var methodCallRoute: ((OpaquePointer) -> Void)?
+    // Read for every incoming message, by the dispatching thread alone, and iterated as a
+    // copy (a handler may add or remove filters meanwhile): no access overlaps another, and the
+    // runtime's checks would cost on every call (docs/benchmarks.md).
+    @exclusivity(unchecked) private var filters: [Filter] = []
+    // Whether any filter sees method calls: while none does, a call goes straight to the
+    // object server without a walk through the list.
+    @exclusivity(unchecked) private var filtersSeeMethodCalls = false
+    // The object server's handler: every method call no filter took, as libdbus's message,
+    // valid only during the call. Read for every call, like `filters`.
+    @exclusivity(unchecked) private var methodCallHandler: ((RawMessage) -> Void)?
     private var nextFilterID = 0
     private var filterInstalled = false
 
@@ -52,33 +52,9 @@ public final class Connection: @unchecked Sendable {
     ///
     /// - Throws: `BusError` naming why the bus could not be reached.
     public init(_ bus: BusAddress) throws(BusError) {
-        dbus_threads_init_default()
-        let raw: OpaquePointer?
-        switch bus {
-        case .session:
-            raw = try withDBusError { dbus_bus_get_private(DBUS_BUS_SESSION, $0) }
-        case .system:
-            raw = try withDBusError { dbus_bus_get_private(DBUS_BUS_SYSTEM, $0) }
-        case .address(let address):
-            guard !address.utf8.contains(0) else { throw BusError(.badAddress, "bus address contains NUL") }
-            let opened = try withDBusError { dbus_connection_open_private(address, $0) }
-            if let opened {
-                do {
-                    _ = try withDBusError { dbus_bus_register(opened, $0) }
-                } catch {
-                    dbus_connection_close(opened)
-                    dbus_connection_unref(opened)
-                    throw error
-                }
-            }
-            raw = opened
-        }
-        guard let raw else { throw BusError(.noServer, "could not connect to \(bus)") }
-        // The default for bus connections is _exit(1) when the bus goes away; callers decide.
-        dbus_connection_set_exit_on_disconnect(raw, 0)
-        guard let name = dbus_bus_get_unique_name(raw) else {
-            dbus_connection_close(raw)
-            dbus_connection_unref(raw)
+        let raw = try RawConnection.open(bus)
+        guard let name = raw.uniqueName else {
+            raw.closeAndRelease()
             throw BusError(.failed, "the bus gave no unique name")
         }
         self.raw = raw
@@ -86,15 +62,12 @@ public final class Connection: @unchecked Sendable {
     }
 
     deinit {
-        if filterInstalled {
-            dbus_connection_remove_filter(raw, connectionFilter, Unmanaged.passUnretained(self).toOpaque())
-        }
-        dbus_connection_close(raw)
-        dbus_connection_unref(raw)
+        if filterInstalled { raw.removeFilter(for: self) }
+        raw.closeAndRelease()
     }
 
     /// Whether the connection is still open.
-    public var isConnected: Bool { dbus_connection_get_is_connected(raw) != 0 }
+    public var isConnected: Bool { raw.isConnected }
 
     // MARK: - Sending
 
@@ -104,16 +77,32 @@ public final class Connection: @unchecked Sendable {
     @discardableResult
     public func send(_ message: Message) throws(BusError) -> UInt32 {
         guard isConnected else { throw BusError(.disconnected, "not connected to the bus") }
-        var serial: UInt32 = 0
-        guard dbus_connection_send(raw, message.raw, &serial) != 0 else { throw BusError.outOfMemory }
+        guard let serial = raw.send(message.raw) else { throw BusError.outOfMemory }
         return serial
     }
 
     /// Queues `message` without checking the connection first, for replies and signals whose
     /// loss on a closed connection nobody could act on: libdbus drops what a closed connection
     /// cannot send.
-    func queue(_ message: Message) {
-        _ = dbus_connection_send(raw, message.raw, nil)
+    func queue(_ message: RawMessage) {
+        _ = raw.send(message)
+    }
+
+    /// Sends the successful reply to the method call `call`, without a `Message` for either.
+    func sendReply(to call: RawMessage, _ values: [Value]) throws(BusError) {
+        guard let reply = call.methodReturn() else { throw BusError.outOfMemory }
+        defer { reply.release() }
+        if !values.isEmpty { _ = try Message.append(values, to: reply, signatureLength: 0) }
+        queue(reply)
+    }
+
+    /// Sends the reply to `call` whose body `write` fills value by value.
+    func sendReply(to call: RawMessage, writing write: (inout ReplyWriter) throws -> Void) throws {
+        guard let reply = call.methodReturn() else { throw BusError.outOfMemory }
+        defer { reply.release() }
+        var writer = ReplyWriter(body: BodyWriter(appendingTo: reply))
+        try write(&writer)
+        queue(reply)
     }
 
     /// Sends a method call and waits for its reply, blocking the calling thread.
@@ -123,22 +112,17 @@ public final class Connection: @unchecked Sendable {
     ///
     /// - Throws: the error reply as a `BusError`, or `NoReply` when `timeout` passes.
     public func call(_ message: Message, timeout: Duration = .seconds(25)) throws(BusError) -> Message {
-        let milliseconds = Int32(clamping: timeout.milliseconds)
-        let reply = try withDBusError {
-            dbus_connection_send_with_reply_and_block(raw, message.raw, milliseconds, $0)
-        }
+        let reply = try raw.sendAndWait(message.raw, milliseconds: Int32(clamping: timeout.milliseconds))
         guard let reply else { throw BusError(.noReply, "no reply") }
         return Message(consuming: reply)
     }
 
     /// How many bytes of messages are queued for sending and not yet written to the socket.
-    ///
-    /// The corresponding C function is `dbus_connection_get_outgoing_size`.
-    public var outgoingBytes: Int { Int(dbus_connection_get_outgoing_size(raw)) }
+    public var outgoingBytes: Int { raw.outgoingSize }
 
     /// Writes out everything queued, blocking until it is written.
     public func flush() {
-        dbus_connection_flush(raw)
+        raw.flush()
     }
 
     // MARK: - Receiving without an event loop
@@ -149,13 +133,13 @@ public final class Connection: @unchecked Sendable {
     public func readMessage(timeout: Duration) -> Message? {
         let deadline = monotonicNanoseconds() &+ UInt64(clamping: timeout.nanoseconds)
         while true {
-            if let raw = dbus_connection_pop_message(raw) { return Message(consuming: raw) }
+            if let message = raw.popMessage() { return Message(consuming: message) }
             let now = monotonicNanoseconds()
             guard now < deadline else { return nil }
             let left = deadline - now
             let milliseconds = Int32(clamping: (left + 999_999) / 1_000_000)
-            guard dbus_connection_read_write(raw, milliseconds) != 0 else {
-                return dbus_connection_pop_message(raw).map { Message(consuming: $0) }
+            guard raw.readWrite(milliseconds: milliseconds) else {
+                return raw.popMessage().map { Message(consuming: $0) }
             }
         }
     }
@@ -164,101 +148,89 @@ public final class Connection: @unchecked Sendable {
 
     /// Adds a handler that sees every incoming message (or only those of `kind`), in the order
     /// added, on the dispatching thread. It returns true when it has handled the message and no
-    /// later handler should see it. A method call nobody handles gets libdbus's `UnknownMethod`
-    /// reply.
+    /// later handler should see it. Filters see method calls before the `ObjectServer` does;
+    /// a method call nobody handles gets an `UnknownMethod` reply.
     @discardableResult
     public func addFilter(for kind: Message.Kind? = nil, _ handler: @escaping (Message) -> Bool) -> Int {
-        add(.messages(kind: kind, handler))
-    }
-
-    /// Adds a handler that takes every method call no earlier handler took, as libdbus's
-    /// pointer, valid only during the call: for `ObjectServer`, which answers each call without
-    /// making a `Message` for it.
-    func addMethodCallHandler(_ handler: @escaping (OpaquePointer) -> Void) -> Int {
-        add(.methodCalls(handler))
-    }
-
-    private func add(_ filter: Filter) -> Int {
-        if !filterInstalled {
-            filterInstalled = dbus_connection_add_filter(
-                raw, connectionFilter, Unmanaged.passUnretained(self).toOpaque(), nil) != 0
-        }
+        installFilterOnce()
         nextFilterID += 1
-        filters.append((nextFilterID, filter))
+        filters.append(Filter(id: nextFilterID, kind: kind, handler: handler))
+        filtersSeeMethodCalls = filters.contains { $0.kind == nil || $0.kind == .methodCall }
         return nextFilterID
     }
 
     /// Removes a handler added with `addFilter`.
     public func removeFilter(_ id: Int) {
         filters.removeAll { $0.id == id }
+        filtersSeeMethodCalls = filters.contains { $0.kind == nil || $0.kind == .methodCall }
     }
 
-    private static func methodCallRoute(through filters: [(id: Int, filter: Filter)]) -> ((OpaquePointer) -> Void)? {
-        for (_, filter) in filters {
-            switch filter {
-            case .messages(let kind, _) where kind == nil || kind == .methodCall: return nil
-            case .messages: continue
-            case .methodCalls(let handler): return handler
-            }
-        }
-        return nil
+    /// Hands every method call no filter took to `handler`, as libdbus's message, valid only
+    /// during the call: for `ObjectServer`, which answers each call without making a `Message`
+    /// for it. Nil stops it; one handler at a time.
+    func setMethodCallHandler(_ handler: ((RawMessage) -> Void)?) {
+        installFilterOnce()
+        methodCallHandler = handler
+    }
+
+    private func installFilterOnce() {
+        if !filterInstalled { filterInstalled = raw.installFilter(for: self) }
     }
 
     /// Dispatches every queued message, for the event loop.
     ///
-    /// A method call bound for the method-call handler (see `methodCallRoute`) is taken off the
-    /// queue and handed over directly. `dbus_connection_dispatch` would spend about 3,000
-    /// instructions on it (the filter list copied and walked, the object tree searched), which
-    /// on a busy bus is a tenth of what a call costs the service. Everything else, replies that
-    /// complete pending calls, signals and `Disconnected` among them, goes through libdbus's
-    /// dispatch. Only a method call is stolen, so a reply another thread is blocked waiting for
-    /// (and takes off the queue itself) is never held.
+    /// While an object server is attached, a method call is taken off the queue and handed to
+    /// `deliver` directly: libdbus's own dispatch would copy and walk its filter list and search
+    /// its object tree for every call, a share of a call that shows (docs/benchmarks.md).
+    /// Everything else, replies that complete pending calls, signals and `Disconnected` among
+    /// them, goes through libdbus's dispatch. Only a method call is stolen, so a reply another
+    /// thread is blocked waiting for (and takes off the queue itself) is never held.
     func dispatchQueued() {
         while true {
-            if let route = methodCallRoute {
-                // Nil when nothing is queued (or libdbus needs memory to queue it): nothing that
-                // dbus_connection_dispatch could do either.
-                guard let message = dbus_connection_borrow_message(raw) else { return }
-                if Message.Kind(dbus_message_get_type(message)) == .methodCall {
+            if let handler = methodCallHandler {
+                guard let message = raw.borrowMessage() else { return }
+                if message.type == .methodCall {
                     // Stealing hands over the queue's reference to the message.
-                    dbus_connection_steal_borrowed_message(raw, message)
-                    route(message)
-                    dbus_message_unref(message)
+                    raw.stealBorrowed(message)
+                    deliver(message, to: handler)
+                    message.release()
                     continue
                 }
-                dbus_connection_return_message(raw, message)
+                raw.returnBorrowed(message)
             }
-            guard dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS else { return }
+            guard raw.dispatch() else { return }
         }
     }
 
-    fileprivate func runFilters(_ raw: OpaquePointer) -> Bool {
-        let kind = Message.Kind(dbus_message_get_type(raw))
+    /// Runs the filters over a message libdbus dispatches; returns whether one handled it.
+    func runFilters(_ raw: RawMessage) -> Bool {
+        let kind = raw.type
+        // A call libdbus dispatched while a server is attached (only when it lacked the memory
+        // to lend it to `dispatchQueued`) takes the same way as the rest.
+        if kind == .methodCall, let handler = methodCallHandler {
+            deliver(raw, to: handler)
+            return true
+        }
+        return runMessageFilters(raw, kind: kind)
+    }
+
+    /// The one way a method call reaches the object server: through the filters that see
+    /// method calls, then to the server if none of them took it.
+    private func deliver(_ call: RawMessage, to server: (RawMessage) -> Void) {
+        if filtersSeeMethodCalls, runMessageFilters(call, kind: .methodCall) { return }
+        server(call)
+    }
+
+    private func runMessageFilters(_ raw: RawMessage, kind: Message.Kind) -> Bool {
         // Made for the first handler that wants one, shared by the rest.
         var message: Message?
-        for (_, filter) in filters {
-            switch filter {
-            case .messages(let wanted, let handler):
-                guard wanted == nil || wanted == kind else { continue }
-                let shared = message ?? Message(borrowing: raw)
-                message = shared
-                if handler(shared) { return true }
-            case .methodCalls(let handler):
-                guard kind == .methodCall else { continue }
-                handler(raw)
-                return true
-            }
+        for filter in filters where filter.kind == nil || filter.kind == kind {
+            let shared = message ?? Message(borrowing: raw)
+            message = shared
+            if filter.handler(shared) { return true }
         }
         return false
     }
-}
-
-/// The one C filter every `Connection` installs; it forwards to the connection's handlers.
-private let connectionFilter: DBusHandleMessageFunction = { _, message, data in
-    guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
-    // The connection outlives its filter (deinit removes it): no reference of our own needed.
-    let handled = Unmanaged<Connection>.fromOpaque(data)._withUnsafeGuaranteedRef { $0.runFilters(message) }
-    return handled ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
 }
 
 extension ErrorName {

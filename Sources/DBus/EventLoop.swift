@@ -1,4 +1,3 @@
-internal import CDBus
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -24,23 +23,24 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private final class Timeout {
-        let raw: OpaquePointer
+        let raw: LibdbusTimeout
         var deadline: UInt64
-        init(raw: OpaquePointer, deadline: UInt64) {
+        init(raw: LibdbusTimeout, deadline: UInt64) {
             self.raw = raw
             self.deadline = deadline
         }
     }
 
-    // The state below is touched on every turn, so it opts out of the runtime's exclusivity
-    // checks (about a tenth of the loop's own cost per message). It is safe without them: only
-    // the loop's thread touches it, and no access spans a call that could reach back in. The
-    // loop iterates copies (libdbus callbacks may add or remove watches and timeouts meanwhile)
-    // and holds `pollDescriptors` inout only across poll(2) itself.
+    // The state marked unchecked below is touched on every turn, where the runtime's exclusivity
+    // checks were a measurable share of the loop's own cost (docs/benchmarks.md). It is safe
+    // without them: only the loop's thread touches it, and no access spans a call that could
+    // reach back in. The loop iterates copies (libdbus callbacks may add or remove watches and
+    // timeouts meanwhile) and holds `pollDescriptors` inout only across poll(2) itself.
     @exclusivity(unchecked) private var connections: [Connection] = []
-    @exclusivity(unchecked) private var watches: [OpaquePointer] = []
+    @exclusivity(unchecked) private var watches: [Watch] = []
     @exclusivity(unchecked) private var timeouts: [Timeout] = []
-    @exclusivity(unchecked) private var timers: [Int: Timer] = [:]
+    // Touched only when a timer is scheduled, cancelled or due: checked.
+    private var timers: [Int: Timer] = [:]
     private var nextTimerID = 0
     // Set by attach(): the next turn asks libdbus whether that connection has messages queued.
     private var attachedSinceAsked = false
@@ -51,7 +51,7 @@ public final class EventLoop: @unchecked Sendable {
 
     // Reused by every turn of the loop, so a turn allocates nothing.
     @exclusivity(unchecked) private var pollDescriptors: [pollfd] = []
-    @exclusivity(unchecked) private var polledWatches: [OpaquePointer] = []
+    @exclusivity(unchecked) private var polledWatches: [Watch] = []
 
     private let wakeRead: Int32
     private let wakeWrite: Int32
@@ -79,7 +79,7 @@ public final class EventLoop: @unchecked Sendable {
 
     deinit {
         for connection in connections { detach(connection) }
-        for (signo, _) in signalActions { signal(signo, SIG_DFL) }
+        for (signo, _) in signalActions { ProcessSignals.release(signo, from: wakeWrite) }
         close(wakeRead)
         close(wakeWrite)
     }
@@ -89,12 +89,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Lets the loop read, write and dispatch `connection`. The loop keeps it alive until
     /// `detach(_:)`.
     public func attach(_ connection: Connection) {
-        let me = Unmanaged.passUnretained(self).toOpaque()
         connections.append(connection)
-        dbus_connection_set_watch_functions(connection.raw, addWatch, removeWatch, toggleWatch, me, nil)
-        dbus_connection_set_timeout_functions(connection.raw, addTimeout, removeTimeout, toggleTimeout, me, nil)
-        dbus_connection_set_wakeup_main_function(connection.raw, wakeUpMain, me, nil)
-        dbus_connection_set_dispatch_status_function(connection.raw, dispatchStatusChanged, me, nil)
+        connection.raw.drive(with: self)
         // What libdbus read before the loop drove this connection (during Hello or a blocking
         // call) is already queued, and libdbus reports changes of the dispatch status only:
         // the turn that attached it must ask before it sleeps.
@@ -103,25 +99,23 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Stops driving `connection`.
     public func detach(_ connection: Connection) {
-        dbus_connection_set_watch_functions(connection.raw, nil, nil, nil, nil, nil)
-        dbus_connection_set_timeout_functions(connection.raw, nil, nil, nil, nil, nil)
-        dbus_connection_set_wakeup_main_function(connection.raw, nil, nil, nil)
-        dbus_connection_set_dispatch_status_function(connection.raw, nil, nil, nil)
+        connection.raw.stopDriving()
         connections.removeAll { $0 === connection }
     }
 
-    fileprivate func watchAdded(_ watch: OpaquePointer) { watches.append(watch) }
-    fileprivate func watchRemoved(_ watch: OpaquePointer) { watches.removeAll { $0 == watch } }
-    fileprivate func timeoutAdded(_ timeout: OpaquePointer) {
+    // Called by libdbus (Internals/Watches.swift) as it adds, removes and toggles them.
+    func watchAdded(_ watch: Watch) { watches.append(watch) }
+    func watchRemoved(_ watch: Watch) { watches.removeAll { $0 == watch } }
+    func timeoutAdded(_ timeout: LibdbusTimeout) {
         timeouts.append(Timeout(raw: timeout, deadline: Self.deadline(of: timeout)))
     }
-    fileprivate func timeoutRemoved(_ timeout: OpaquePointer) { timeouts.removeAll { $0.raw == timeout } }
-    fileprivate func timeoutToggled(_ timeout: OpaquePointer) {
+    func timeoutRemoved(_ timeout: LibdbusTimeout) { timeouts.removeAll { $0.raw == timeout } }
+    func timeoutToggled(_ timeout: LibdbusTimeout) {
         for entry in timeouts where entry.raw == timeout { entry.deadline = Self.deadline(of: timeout) }
     }
 
-    private static func deadline(of timeout: OpaquePointer) -> UInt64 {
-        monotonicNanoseconds() &+ UInt64(max(0, dbus_timeout_get_interval(timeout))) &* 1_000_000
+    private static func deadline(of timeout: LibdbusTimeout) -> UInt64 {
+        monotonicNanoseconds() &+ UInt64(timeout.interval) &* 1_000_000
     }
 
     // MARK: - Timers
@@ -165,22 +159,20 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Wakes the loop if the caller is another thread: libdbus asks for this when a send from
     /// another thread queued data that only the loop's poll would write out.
-    fileprivate func wakeFromLibdbus() {
+    func wakeFromLibdbus() {
         if loopThread.load(ordering: .acquiring) != UInt(pthread_self()) { wake() }
     }
 
     // MARK: - Signals
 
-    /// Runs `action` on the loop when the process receives `signo` (e.g. SIGTERM). Only one
-    /// loop per process should handle signals.
+    /// Runs `action` on the loop when the process receives `signo` (e.g. SIGTERM).
+    ///
+    /// Signals belong to the process, not to a loop: `signo` goes to the loop that asked for it
+    /// last, and a loop that had it before no longer sees it. When this loop goes away, the
+    /// signals still routed to it get their default action back.
     public func onSignal(_ signo: Int32, _ action: @escaping () -> Void) {
-        signalPipeDescriptor = wakeWrite
         signalActions[signo] = action
-        var handler = sigaction()
-        handler.__sigaction_handler.sa_handler = signalHandler
-        sigemptyset(&handler.sa_mask)
-        handler.sa_flags = SA_RESTART
-        sigaction(signo, &handler, nil)
+        ProcessSignals.route(signo, to: wakeWrite)
     }
 
     // MARK: - Running
@@ -215,20 +207,14 @@ public final class EventLoop: @unchecked Sendable {
         var pending = false
         if fired || attachedSinceAsked || self.connections.count > 1 {
             attachedSinceAsked = false
-            pending = self.connections.contains {
-                dbus_connection_get_dispatch_status($0.raw) == DBUS_DISPATCH_DATA_REMAINS
-            }
+            pending = self.connections.contains { $0.raw.hasQueuedMessages }
         }
         polledWatches.removeAll(keepingCapacity: true)
         pollDescriptors.removeAll(keepingCapacity: true)
         pollDescriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
-        for watch in watches where dbus_watch_get_enabled(watch) != 0 {
-            let flags = dbus_watch_get_flags(watch)
-            var events: Int16 = 0
-            if flags & DBUS_WATCH_READABLE.rawValue != 0 { events |= Int16(POLLIN) }
-            if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events |= Int16(POLLOUT) }
+        for watch in watches where watch.isEnabled {
             polledWatches.append(watch)
-            pollDescriptors.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
+            pollDescriptors.append(pollfd(fd: watch.descriptor, events: watch.pollEvents, revents: 0))
         }
         if fired { now = monotonicNanoseconds() }
         let timeout = pending ? 0 : pollTimeout(now: now)
@@ -239,12 +225,7 @@ public final class EventLoop: @unchecked Sendable {
         for (index, watch) in polledWatches.enumerated() {
             let revents = pollDescriptors[index + 1].revents
             guard revents != 0, watches.contains(watch) else { continue }
-            var flags: UInt32 = 0
-            if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
-            if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
-            if revents & Int16(POLLERR) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
-            if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
-            _ = dbus_watch_handle(watch, flags)
+            watch.handle(revents: revents)
         }
     }
 
@@ -268,9 +249,9 @@ public final class EventLoop: @unchecked Sendable {
     /// Handles due libdbus timeouts and runs due timers; returns whether anything ran.
     private func fireDueTimers(now: UInt64) -> Bool {
         var fired = false
-        for entry in timeouts where dbus_timeout_get_enabled(entry.raw) != 0 && entry.deadline <= now {
+        for entry in timeouts where entry.raw.isEnabled && entry.deadline <= now {
             entry.deadline = Self.deadline(of: entry.raw)
-            _ = dbus_timeout_handle(entry.raw)
+            entry.raw.handle()
             fired = true
         }
         guard earliestTimer <= now else { return fired }
@@ -289,7 +270,7 @@ public final class EventLoop: @unchecked Sendable {
     /// when none.
     private func pollTimeout(now: UInt64) -> Int32 {
         var next = earliestTimer
-        for entry in timeouts where dbus_timeout_get_enabled(entry.raw) != 0 { next = min(next, entry.deadline) }
+        for entry in timeouts where entry.raw.isEnabled { next = min(next, entry.deadline) }
         guard next != .max else { return -1 }
         guard next > now else { return 0 }
         return Int32(clamping: (next - now + 999_999) / 1_000_000)
@@ -305,48 +286,4 @@ public final class EventLoop: @unchecked Sendable {
             }
         }
     }
-}
-
-// MARK: - C callbacks
-
-private func loop(_ data: UnsafeMutableRawPointer?) -> EventLoop? {
-    data.map { Unmanaged<EventLoop>.fromOpaque($0).takeUnretainedValue() }
-}
-
-private let addWatch: DBusAddWatchFunction = { watch, data in
-    if let watch { loop(data)?.watchAdded(watch) }
-    return 1
-}
-private let removeWatch: DBusRemoveWatchFunction = { watch, data in
-    if let watch { loop(data)?.watchRemoved(watch) }
-}
-// The loop reads each watch's enabled flag every turn, so a toggle needs no bookkeeping.
-private let toggleWatch: DBusWatchToggledFunction = { _, _ in }
-private let addTimeout: DBusAddTimeoutFunction = { timeout, data in
-    if let timeout { loop(data)?.timeoutAdded(timeout) }
-    return 1
-}
-private let removeTimeout: DBusRemoveTimeoutFunction = { timeout, data in
-    if let timeout { loop(data)?.timeoutRemoved(timeout) }
-}
-private let toggleTimeout: DBusTimeoutToggledFunction = { timeout, data in
-    if let timeout { loop(data)?.timeoutToggled(timeout) }
-}
-// Called for every message sent: the attached loop outlives the registration (detach removes
-// it), so it is used without a reference of our own.
-private let wakeUpMain: DBusWakeupMainFunction = { data in
-    guard let data else { return }
-    Unmanaged<EventLoop>.fromOpaque(data)._withUnsafeGuaranteedRef { $0.wakeFromLibdbus() }
-}
-private let dispatchStatusChanged: DBusDispatchStatusFunction = { _, status, data in
-    if status == DBUS_DISPATCH_DATA_REMAINS { loop(data)?.wakeFromLibdbus() }
-}
-
-/// The write end of the pipe that wakes the signal-handling loop. Read by the signal handler,
-/// which may only make async-signal-safe calls (one write(2)); set before the handler is installed.
-nonisolated(unsafe) private var signalPipeDescriptor: Int32 = -1
-
-private let signalHandler: @convention(c) (Int32) -> Void = { signo in
-    var byte = UInt8(truncatingIfNeeded: signo)
-    _ = write(signalPipeDescriptor, &byte, 1)
 }

@@ -1,5 +1,3 @@
-internal import CDBus
-
 /// A named, typed argument of a method or signal.
 public struct Argument: Sendable {
     public var name: String
@@ -16,13 +14,13 @@ public struct Argument: Sendable {
 /// Noncopyable, and lent to the handler only for the call: it refers to libdbus's message
 /// without a reference of its own, which spares every call a `Message` object.
 public struct MethodCall: ~Copyable {
-    private let raw: OpaquePointer
+    private let raw: RawMessage
     /// The arguments, already checked against the method's input signature.
     public let arguments: [Value]
     // Owned by the server, which outlives every call it lends out.
     private let senders: Unmanaged<SenderNames>
 
-    init(raw: OpaquePointer, arguments: [Value], senders: SenderNames) {
+    init(raw: RawMessage, arguments: [Value], senders: SenderNames) {
         self.raw = raw
         self.arguments = arguments
         self.senders = .passUnretained(senders)
@@ -30,7 +28,7 @@ public struct MethodCall: ~Copyable {
 
     /// The caller's unique name ("" on a peer-to-peer connection).
     public var sender: String {
-        senders._withUnsafeGuaranteedRef { $0.name(dbus_message_get_sender(raw)) }
+        senders._withUnsafeGuaranteedRef { $0.name(raw.sender) }
     }
 
     /// The call itself, with a reference of its own: it may be kept after the handler returns.
@@ -129,6 +127,5 @@ public struct Interface {
         self.signals = signals
     }
 
-    func method(_ name: MemberName) -> Method? { methods.first { $0.name == name } }
     func property(_ name: String) -> Property? { properties.first { $0.name.rawValue == name } }
 }

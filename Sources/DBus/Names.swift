@@ -1,4 +1,3 @@
-internal import CDBus
 
 /// A string that names something on the bus and has been checked against the D-Bus
 /// specification's grammar for that kind of name.
@@ -43,22 +42,12 @@ extension ValidatedName {
     public var description: String { rawValue }
 }
 
-/// Runs one of libdbus's `dbus_validate_*` functions; strings with an embedded NUL are invalid
-/// up front because C would see only the part before it.
-private func validate(
-    _ string: String,
-    _ check: (UnsafePointer<CChar>, UnsafeMutablePointer<CDBus.DBusError>?) -> dbus_bool_t
-) -> Bool {
-    guard !string.containsNUL else { return false }
-    return string.withCString { check($0, nil) != 0 }
-}
-
 /// An object path such as `/io/github/netactivity/NetActivity1`.
 public struct ObjectPath: ValidatedName {
     public let rawValue: String
     public init(unchecked rawValue: String) { self.rawValue = rawValue }
     public static let kind = "object path"
-    public static func isValid(_ string: String) -> Bool { validate(string, dbus_validate_path) }
+    public static func isValid(_ string: String) -> Bool { NameCheck.objectPath.accepts(string) }
 
     /// The root path `/`.
     public static let root = ObjectPath(unchecked: "/")
@@ -85,7 +74,7 @@ public struct BusName: ValidatedName {
     public let rawValue: String
     public init(unchecked rawValue: String) { self.rawValue = rawValue }
     public static let kind = "bus name"
-    public static func isValid(_ string: String) -> Bool { validate(string, dbus_validate_bus_name) }
+    public static func isValid(_ string: String) -> Bool { NameCheck.busName.accepts(string) }
 
     /// Whether this is a unique connection name (starts with `:`).
     public var isUnique: Bool { rawValue.hasPrefix(":") }
@@ -99,7 +88,7 @@ public struct InterfaceName: ValidatedName {
     public let rawValue: String
     public init(unchecked rawValue: String) { self.rawValue = rawValue }
     public static let kind = "interface name"
-    public static func isValid(_ string: String) -> Bool { validate(string, dbus_validate_interface) }
+    public static func isValid(_ string: String) -> Bool { NameCheck.interface.accepts(string) }
 
     public static let properties = InterfaceName(unchecked: "org.freedesktop.DBus.Properties")
     public static let introspectable = InterfaceName(unchecked: "org.freedesktop.DBus.Introspectable")
@@ -114,7 +103,7 @@ public struct MemberName: ValidatedName {
     public let rawValue: String
     public init(unchecked rawValue: String) { self.rawValue = rawValue }
     public static let kind = "member name"
-    public static func isValid(_ string: String) -> Bool { validate(string, dbus_validate_member) }
+    public static func isValid(_ string: String) -> Bool { NameCheck.member.accepts(string) }
 }
 
 /// An error name such as `org.freedesktop.DBus.Error.InvalidArgs`.
@@ -122,7 +111,7 @@ public struct ErrorName: ValidatedName {
     public let rawValue: String
     public init(unchecked rawValue: String) { self.rawValue = rawValue }
     public static let kind = "error name"
-    public static func isValid(_ string: String) -> Bool { validate(string, dbus_validate_error_name) }
+    public static func isValid(_ string: String) -> Bool { NameCheck.errorName.accepts(string) }
 }
 
 extension ErrorName {

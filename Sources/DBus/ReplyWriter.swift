@@ -1,14 +1,12 @@
-internal import CDBus
-
 /// Writes a reply's body value by value, for a reply too large to build as one `Value` first
 /// (an ObjectManager's `GetManagedObjects` over tens of thousands of objects).
 ///
 /// Each value is checked before libdbus sees it, as `Message.append` does.
 public struct ReplyWriter: ~Copyable {
-    private var iter: DBusMessageIter
+    private var body: BodyWriter
 
-    init(iter: DBusMessageIter) {
-        self.iter = iter
+    init(body: BodyWriter) {
+        self.body = body
     }
 
     /// Appends one value.
@@ -20,36 +18,17 @@ public struct ReplyWriter: ~Copyable {
         } else {
             try value.validateForEncoding()
         }
-        try value.encode(into: &iter)
+        try body.append(value)
     }
 
     /// Appends an array of `element`-typed values that `fill` appends one at a time.
     public mutating func appendArray(
         of element: Signature, _ fill: (inout ReplyWriter) throws(BusError) -> Void
     ) throws(BusError) {
-        var sub = DBusMessageIter()
-        let opened = element.rawValue.withCString { dbus_message_iter_open_container(&iter, CDBus_TYPE_ARRAY, $0, &sub) }
-        guard opened != 0 else { throw BusError.outOfMemory }
-        var writer = ReplyWriter(iter: sub)
-        do {
+        try body.appendArray(of: element) { (sub) throws(BusError) in
+            var writer = ReplyWriter(body: sub)
             try fill(&writer)
-        } catch {
-            dbus_message_iter_abandon_container(&iter, &writer.iter)
-            throw error
+            sub = writer.body
         }
-        guard dbus_message_iter_close_container(&iter, &writer.iter) != 0 else { throw BusError.outOfMemory }
-    }
-
-    /// Sends the reply to `call` that `write` fills.
-    static func sendReply(
-        to call: OpaquePointer, on connection: Connection, _ write: (inout ReplyWriter) throws -> Void
-    ) throws {
-        guard let reply = dbus_message_new_method_return(call) else { throw BusError.outOfMemory }
-        defer { dbus_message_unref(reply) }
-        var iter = DBusMessageIter()
-        dbus_message_iter_init_append(reply, &iter)
-        var writer = ReplyWriter(iter: iter)
-        try write(&writer)
-        connection.queue(Message(borrowing: reply))
     }
 }

@@ -1,5 +1,3 @@
-internal import CDBus
-
 /// A D-Bus type signature: zero or more complete types, such as `a(ussttt)` or `ss`.
 public struct Signature: ValidatedName {
     public let rawValue: String
@@ -7,8 +5,7 @@ public struct Signature: ValidatedName {
     public static let kind = "type signature"
 
     public static func isValid(_ string: String) -> Bool {
-        guard !string.containsNUL else { return false }
-        return string.withCString { dbus_signature_validate($0, nil) != 0 }
+        NameCheck.signature.accepts(string)
     }
 
     /// The empty signature (no arguments).
@@ -17,7 +14,7 @@ public struct Signature: ValidatedName {
     /// Whether this signature holds exactly one complete type.
     public var isSingleCompleteType: Bool {
         guard !rawValue.isEmpty else { return false }
-        return rawValue.withCString { dbus_signature_validate_single($0, nil) != 0 }
+        return NameCheck.singleCompleteType.accepts(rawValue)
     }
 
     /// The complete types this signature is made of: `sa{sv}u` gives `s`, `a{sv}`, `u`.

@@ -4,7 +4,7 @@
 /// A dictionary is an array of `.dictEntry` values; `Value.dictionary(key:value:_:)` builds one.
 public enum Value: Hashable, Sendable {
     // Only the cases that hold a Value directly are indirect: boxing every case would cost a
-    // heap allocation per string or number sent (70,000 for a 10,000-entry Activities signal).
+    // heap allocation per string or number sent, several per entry of a large Activities signal.
     case byte(UInt8)
     case boolean(Bool)
     case int16(Int16)

@@ -364,10 +364,13 @@ final class ReportingSession {
         if let connection { return connection }
         // While a retry is scheduled, calls wait for it instead of hammering a missing bus.
         guard !closed, retryTimer == nil else { return nil }
+        // The connection attached to the loop so far, detached again if a later step fails.
+        var attached: Connection?
         do {
             let connection = try Connection(bus)
             connection.addFilter(for: .signal) { [unowned self] message in handle(message) }
             loop.attach(connection)
+            attached = connection
             try connection.addMatch(
                 "type='signal',sender='\(BusName.bus)',interface='\(InterfaceName.bus)',"
                     + "member='NameOwnerChanged',arg0='\(NetActivityBus.name)'")
@@ -376,8 +379,8 @@ final class ReportingSession {
             serviceOwner = try connection.owner(of: NetActivityBus.name)?.rawValue
             return connection
         } catch {
-            if let connection {
-                loop.detach(connection)
+            if let attached {
+                loop.detach(attached)
                 self.connection = nil
             }
             reportOutage("cannot connect to \(bus): \(error.message); retrying")

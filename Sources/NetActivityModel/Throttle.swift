@@ -3,7 +3,9 @@
 /// last value goes out by the end of the window. A zero window sends every change.
 ///
 /// The throttle knows nothing of values; its owner compares them. The calls pair up so:
-/// - on a change: `if throttle.changed(at: now) { send the values that differ }`;
+/// - on a change: `closeIfDue(at: now)` first (an expired window counts as closed), then, if
+///   the throttle is not ``isOpen``, send the values that differ and, if anything was sent,
+///   call ``reopen(at:)``; while it is open the change waits for the window's end;
 /// - at ``deadline``: `if throttle.closeIfDue(at: now)`, send what differs from the values
 ///   last sent and, only if something was sent, call ``reopen(at:)`` so a sustained flood
 ///   goes out at most once per window. Sending nothing leaves the throttle quiet.
@@ -22,17 +24,6 @@ public struct Throttle: Sendable {
     /// Whether a window is open, that is, whether a change now would have to wait.
     public var isOpen: Bool {
         deadline != nil
-    }
-
-    /// A throttled value changed at `now`. Returns true when it may be sent now (no window
-    /// open): then it opens a window (unless the window is zero). Returns false while a
-    /// window is open (the change waits for the window's end).
-    ///
-    /// A window whose deadline is at or before `now` counts as closed.
-    public mutating func changed(at now: Instant) -> Bool {
-        if let deadline, now < deadline { return false }
-        reopen(at: now)
-        return true
     }
 
     /// Closes the window if its deadline is at or before `now`; returns whether it did.

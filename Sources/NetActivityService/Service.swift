@@ -11,14 +11,18 @@ import Glibc
 public final class Service {
     private let options: ServiceOptions
     private let clock: any IndicatorClock
-    // Touched on every call, by the loop's thread alone; `mutate` lends `indicator` to a change
-    // that calls only `Indicator`, and nothing here runs the loop: no access can overlap, so
-    // they go unchecked for exclusivity.
+    // Read and changed several times by every call, by the loop's thread alone: each change
+    // lends `indicator` to `Indicator` code that never calls back here or runs the loop, so no
+    // access can overlap, and the runtime's checks were a measurable share of a call
+    // (docs/benchmarks.md, "Why the hot path looks the way it does").
     @exclusivity(unchecked) var indicator: Indicator
     private let loop: EventLoop
     private var connection: Connection?
     private var server: ObjectServer?
-    @exclusivity(unchecked) private var timer: EventLoop.TimerID?
+    // Changed only when the model's next deadline moves: checked, as most state is.
+    private var timer: EventLoop.TimerID?
+    // Compared with the model's next deadline after every call, on the loop's thread alone and
+    // never across a call out: unchecked for the same reason as `indicator`.
     @exclusivity(unchecked) private var timerDeadline: Instant?
     private var exitStatus: Int32 = 0
     // Each owner connection's credentials and application, once the bus has told them.

@@ -1,11 +1,52 @@
 internal import CDBus
 
+// MARK: - Writing a body
+
+/// Appends values to a message body, or to a container inside one: libdbus's append iterator.
+struct BodyWriter {
+    fileprivate var iter = DBusMessageIter()
+
+    /// A writer at the end of `message`'s body.
+    init(appendingTo message: RawMessage) {
+        dbus_message_iter_init_append(message.pointer, &iter)
+    }
+
+    private init() {}
+
+    /// Appends `value`, which must have passed `validateForEncoding()`: the only failure left
+    /// is libdbus running out of memory.
+    mutating func append(_ value: Value) throws(BusError) {
+        try value.encode(into: &iter)
+    }
+
+    /// Opens a container of `type` (`CDBus_TYPE_ARRAY` and so on) holding `signature`, lets
+    /// `fill` write its contents, and closes it; abandons it if `fill` throws, so libdbus frees
+    /// what it allocated.
+    mutating func appendContainer(
+        _ type: Int32, _ signature: String?, _ fill: (inout BodyWriter) throws(BusError) -> Void
+    ) throws(BusError) {
+        try withContainer(&iter, type, signature) { (sub) throws(BusError) in
+            var writer = BodyWriter()
+            writer.iter = sub
+            defer { sub = writer.iter }
+            try fill(&writer)
+        }
+    }
+
+    /// Opens an array of `element`, as `appendContainer` does.
+    mutating func appendArray(
+        of element: Signature, _ fill: (inout BodyWriter) throws(BusError) -> Void
+    ) throws(BusError) {
+        try appendContainer(CDBus_TYPE_ARRAY, element.rawValue, fill)
+    }
+}
+
 // MARK: - Encoding
 
 extension Value {
     /// Appends this value at `iter`. The value must have passed `validateForEncoding()`, so
     /// the only failure left is libdbus running out of memory.
-    func encode(into iter: inout DBusMessageIter) throws(BusError) {
+    fileprivate func encode(into iter: inout DBusMessageIter) throws(BusError) {
         switch self {
         case .byte(var value): try appendBasic(&iter, CDBus_TYPE_BYTE, &value)
         case .boolean(let value):
@@ -72,11 +113,29 @@ private func withContainer(
     guard dbus_message_iter_close_container(&iter, &sub) != 0 else { throw BusError.outOfMemory }
 }
 
+// MARK: - Reading a body
+
+/// Reads values from a message body: libdbus's read iterator.
+struct BodyReader {
+    private var iter = DBusMessageIter()
+
+    /// A reader at the start of `message`'s body, or nil when the body is empty.
+    init?(reading message: RawMessage) {
+        guard dbus_message_iter_init(message.pointer, &iter) != 0 else { return nil }
+    }
+
+    /// Decodes every value to the end of the body.
+    mutating func decodeAll() throws(BusError) -> [Value] { try Value.decodeAll(&iter) }
+
+    /// Decodes `count` values; the body must hold at least one.
+    mutating func decode(count: Int) throws(BusError) -> [Value] { try Value.decode(&iter, count: count) }
+}
+
 // MARK: - Decoding
 
 extension Value {
     /// Decodes every value from `iter` to the end of its container.
-    static func decodeAll(_ iter: inout DBusMessageIter) throws(BusError) -> [Value] {
+    fileprivate static func decodeAll(_ iter: inout DBusMessageIter) throws(BusError) -> [Value] {
         var values: [Value] = []
         while dbus_message_iter_get_arg_type(&iter) != CDBus_TYPE_INVALID {
             values.append(try decode(&iter))
@@ -86,7 +145,7 @@ extension Value {
     }
 
     /// Decodes `count` values from `iter`, which must point at the first of them.
-    static func decode(_ iter: inout DBusMessageIter, count: Int) throws(BusError) -> [Value] {
+    fileprivate static func decode(_ iter: inout DBusMessageIter, count: Int) throws(BusError) -> [Value] {
         var values: [Value] = []
         values.reserveCapacity(count)
         for index in 0..<count {
@@ -100,7 +159,7 @@ extension Value {
 
     /// Decodes the value `iter` points at. libdbus validated the message when it arrived, so
     /// the structure is sound; anything unexpected still becomes an error, never a crash.
-    static func decode(_ iter: inout DBusMessageIter) throws(BusError) -> Value {
+    fileprivate static func decode(_ iter: inout DBusMessageIter) throws(BusError) -> Value {
         let type = dbus_message_iter_get_arg_type(&iter)
         switch type {
         case CDBus_TYPE_BYTE: return .byte(readBasic(&iter, UInt8(0)))

@@ -1,0 +1,116 @@
+internal import CDBus
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// libdbus's `DBusMessage*`, seen without a reference of its own: valid as long as whoever
+/// owns the message keeps it (a `Message`, libdbus's queue during a dispatch, or code that
+/// called `retain`/`release` itself).
+///
+/// The object server answers each call from this view instead of a `Message`, which would cost
+/// an allocation and a reference per call (see docs/benchmarks.md). Every libdbus function on
+/// messages is called here, and in `ValueCoding.swift` for bodies.
+struct RawMessage {
+    let pointer: OpaquePointer
+
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+
+    // MARK: - Ownership
+
+    /// Takes one more reference, to be given back with `release()`.
+    @discardableResult
+    func retain() -> RawMessage { RawMessage(dbus_message_ref(pointer)) }
+
+    /// Gives back one reference.
+    func release() { dbus_message_unref(pointer) }
+
+    // MARK: - Making messages; each returns a message with one reference the caller owns
+
+    static func methodCall(
+        destination: UnsafePointer<CChar>?, path: UnsafePointer<CChar>, interface: UnsafePointer<CChar>?,
+        member: UnsafePointer<CChar>
+    ) -> RawMessage? {
+        dbus_message_new_method_call(destination, path, interface, member).map(RawMessage.init)
+    }
+
+    static func signal(
+        path: UnsafePointer<CChar>, interface: UnsafePointer<CChar>, member: UnsafePointer<CChar>
+    ) -> RawMessage? {
+        dbus_message_new_signal(path, interface, member).map(RawMessage.init)
+    }
+
+    /// A method return with nothing set: no destination, no reply serial.
+    static func emptyMethodReturn() -> RawMessage? {
+        dbus_message_new(CDBus_MESSAGE_TYPE_METHOD_RETURN).map(RawMessage.init)
+    }
+
+    /// The successful reply to this method call, its body still empty.
+    func methodReturn() -> RawMessage? { dbus_message_new_method_return(pointer).map(RawMessage.init) }
+
+    /// The error reply `name` to this method call, with `text` as its message.
+    func errorReply(name: UnsafePointer<CChar>, text: UnsafePointer<CChar>) -> RawMessage? {
+        dbus_message_new_error(pointer, name, text).map(RawMessage.init)
+    }
+
+    /// A copy of header and body, unlocked and with serial 0 so that it can be sent.
+    func copy() -> RawMessage? { dbus_message_copy(pointer).map(RawMessage.init) }
+
+    // MARK: - Header
+
+    var type: Message.Kind { Message.Kind(dbus_message_get_type(pointer)) }
+    var path: UnsafePointer<CChar>? { dbus_message_get_path(pointer) }
+    var interface: UnsafePointer<CChar>? { dbus_message_get_interface(pointer) }
+    var member: UnsafePointer<CChar>? { dbus_message_get_member(pointer) }
+    var sender: UnsafePointer<CChar>? { dbus_message_get_sender(pointer) }
+    var destination: UnsafePointer<CChar>? { dbus_message_get_destination(pointer) }
+    var errorName: UnsafePointer<CChar>? { dbus_message_get_error_name(pointer) }
+    /// The body's signature; libdbus returns "" rather than nil for an empty body.
+    var signature: UnsafePointer<CChar>? { dbus_message_get_signature(pointer) }
+    var serial: UInt32 { dbus_message_get_serial(pointer) }
+    var replySerial: UInt32 { dbus_message_get_reply_serial(pointer) }
+    var noReply: Bool { dbus_message_get_no_reply(pointer) != 0 }
+
+    func isSignal(interface: UnsafePointer<CChar>, member: UnsafePointer<CChar>) -> Bool {
+        dbus_message_is_signal(pointer, interface, member) != 0
+    }
+
+    /// Sets the reply serial; false when libdbus runs out of memory.
+    func setReplySerial(_ serial: UInt32) -> Bool { dbus_message_set_reply_serial(pointer, serial) != 0 }
+    /// Sets the destination; false when libdbus runs out of memory.
+    func setDestination(_ name: UnsafePointer<CChar>) -> Bool { dbus_message_set_destination(pointer, name) != 0 }
+    func setNoReply(_ noReply: Bool) { dbus_message_set_no_reply(pointer, noReply ? 1 : 0) }
+
+    /// Header and body as they go on the wire, or nil when libdbus runs out of memory.
+    var wireBytes: [UInt8]? {
+        var bytes: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        guard dbus_message_marshal(pointer, &bytes, &length) != 0, let bytes else { return nil }
+        defer { dbus_free(bytes) }
+        return bytes.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
+            Array(UnsafeBufferPointer(start: $0, count: Int(length)))
+        }
+    }
+
+    // MARK: - Body
+
+    /// Appends `values`, already checked by `validateForEncoding()`.
+    func append(_ values: [Value]) throws(BusError) {
+        var writer = BodyWriter(appendingTo: self)
+        for value in values { try writer.append(value) }
+    }
+
+    /// Decodes the whole body.
+    func arguments() throws(BusError) -> [Value] {
+        guard var reader = BodyReader(reading: self) else { return [] }
+        return try reader.decodeAll()
+    }
+
+    /// Decodes a body whose signature is known to hold `count` complete types, without growing
+    /// the array or asking libdbus for the end of the body.
+    func arguments(count: Int) throws(BusError) -> [Value] {
+        guard count > 0, var reader = BodyReader(reading: self) else { return [] }
+        return try reader.decode(count: count)
+    }
+}
