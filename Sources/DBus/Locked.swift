@@ -7,12 +7,14 @@ import Musl
 /// A value guarded by a pthread mutex.
 ///
 /// Used instead of the standard library's `Mutex` because ThreadSanitizer reports accesses
-/// inside `Mutex.withLock` as races (a false positive that would keep `make test-tsan` red).
-final class Locked<Value>: @unchecked Sendable {
+/// inside `Mutex.withLock` as races (a false positive that would keep `make test-tsan` red):
+/// on Linux that `Mutex` waits on a futex directly, which ThreadSanitizer does not see.
+public final class Locked<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
-    init(_ value: Value) {
+    /// A lock guarding `value`.
+    public init(_ value: Value) {
         self.value = value
         // A pthread mutex must not move once initialised, so it lives on the heap.
         mutex = .allocate(capacity: 1)
@@ -25,7 +27,8 @@ final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value while holding the lock.
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    /// Runs `body` with the value while holding the lock.
+    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

@@ -1,3 +1,4 @@
+import DBus
 import Synchronization
 
 /// A tracked activity: one connection, download or sync that the indicator counts while it
@@ -16,7 +17,8 @@ public final class Activity: Sendable {
     private let ended = Atomic<Bool>(false)
     /// The latest report, and whether a hand-over to the loop thread is already on its way (so
     /// a tight loop of reports posts one piece of work, not one each).
-    private let latest = Mutex<(completed: UInt64, total: UInt64, posted: Bool)>((0, 0, false))
+    // A pthread lock, not `Mutex`, which ThreadSanitizer cannot see through (see `Locked`).
+    private let latest = Locked<(completed: UInt64, total: UInt64, posted: Bool)>((0, 0, false))
 
     init(label: String, localID: Int, session: SessionHandle?) {
         self.label = label

@@ -44,7 +44,7 @@ public final class NetActivityClient: Sendable {
     private let nextLocalID = Atomic<Int>(0)
     private let problems: @Sendable (String) -> Void
     /// The activities behind `push()`, the most recent last.
-    private let pushes = Mutex<[Activity]>([])
+    private let pushes = Locked<[Activity]>([])
 
     /// A client for the session bus, created on first use.
     public static let shared = NetActivityClient()
