@@ -23,6 +23,7 @@ public final class ObjectServer {
     private let senders = SenderNames()
     private let emptyReplies = EmptyReplies()
     private let recentSignals = RecentSignals()
+    private let signalShapes = SignalShapes()
 
     /// Starts answering method calls on `connection`, the one server it may have.
     public init(connection: Connection) {
@@ -129,6 +130,11 @@ public final class ObjectServer {
             try connection.send(copy)
             return
         }
+        let patchable = SignalShapes.isPatchable(changed: changed, invalidated: invalidated)
+        if patchable, let copy = signalShapes.signal(interface: interface, path: path, changed: changed) {
+            try connection.send(copy)
+            return
+        }
         let signal = try Message.signal(
             path: path, interface: .properties, member: .propertiesChanged,
             arguments: [
@@ -137,6 +143,7 @@ public final class ObjectServer {
                 .array(element: .string, invalidated.map { .string($0.rawValue) }),
             ])
         if cacheable { try recentSignals.remember(signal, interface: interface, path: path, changed: changed) }
+        if patchable { signalShapes.remember(signal, interface: interface, path: path, changed: changed) }
         try connection.send(signal)
     }
 

@@ -82,6 +82,21 @@ struct RawMessage {
     func setDestination(_ name: UnsafePointer<CChar>) -> Bool { dbus_message_set_destination(pointer, name) != 0 }
     func setNoReply(_ noReply: Bool) { dbus_message_set_no_reply(pointer, noReply ? 1 : 0) }
 
+    /// Sets the object path; false when libdbus runs out of memory.
+    func setPath(_ path: UnsafePointer<CChar>) -> Bool { dbus_message_set_path(pointer, path) != 0 }
+
+    /// The first byte of the body, when the first argument is a string (its 4-byte length):
+    /// found through the pointer libdbus hands out to the string's characters, which lie in the
+    /// body itself. Only for writing fixed-size values into an unsent copy (`SignalShapes`).
+    var bodyStart: UnsafeMutableRawPointer? {
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(pointer, &iter) != 0, dbus_message_iter_get_arg_type(&iter) == CDBus_TYPE_STRING
+        else { return nil }
+        var characters: UnsafePointer<CChar>?
+        dbus_message_iter_get_basic(&iter, &characters)
+        return characters.map { UnsafeMutableRawPointer(mutating: $0) - 4 }
+    }
+
     /// Header and body as they go on the wire, or nil when libdbus runs out of memory.
     var wireBytes: [UInt8]? {
         var bytes: UnsafeMutablePointer<CChar>?
