@@ -270,11 +270,15 @@ extension Value {
     /// without asking libdbus, whose check costs more than encoding a small signal's body.
     fileprivate var hasSingleCompleteSignature: Bool {
         guard case .array(let element, _) = self else { return signature.isSingleCompleteType }
-        if element == .stringToVariantEntry { return true }
+        if element == .stringToVariantEntry || Self.knownElements.contains(element.rawValue) { return true }
         let codes = element.rawValue.utf8
         if codes.count == 1, let code = codes.first, Self.singleCodeTypes.utf8.contains(code) { return true }
         return signature.isSingleCompleteType
     }
+
+    /// Element signatures every ObjectManager signal and reply carries, known to be one
+    /// complete type each.
+    private static let knownElements: Set<String> = ["{sa{sv}}", "{oa{sa{sv}}}", "(ussttt)"]
 
     /// The type codes that are a complete type on their own: the basic types (but for the
     /// rare `h`, left to libdbus) and `v`.
