@@ -51,12 +51,8 @@ extension ObjectServer {
 
     /// The nearest manager strictly above `path`.
     private func manager(of path: ObjectPath) -> ObjectPath? {
-        var current = path
-        while let (parent, _) = current.parentAndName {
-            if managers.contains(parent) { return parent }
-            current = parent
-        }
-        return nil
+        // Managers are few (one here): comparing prefixes beats building every ancestor path.
+        managers.filter { path.isDescendant(of: $0) }.max { $0.rawValue.utf8.count < $1.rawValue.utf8.count }
     }
 
     /// The own interfaces (standard ones left out) of the object at `path`.
