@@ -156,21 +156,50 @@ public final class NetActivityClient: Sendable {
 
     /// The indicator's state: the current state first, then every change. While the service
     /// is gone it reads as idle with `serviceAvailable` false. Ends when the task stops
-    /// iterating.
+    /// iterating, or when the client is released.
     public func states() -> AsyncStream<IndicatorSnapshot> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: IndicatorSnapshot.self, bufferingPolicy: .bufferingNewest(64))
+        // The stream does not keep the client: releasing it finishes the stream.
+        let observation = follow(keepingClient: false, continuation.finish) { continuation.yield($0) }
+        continuation.onTermination = { _ in observation.cancel() }
+        return stream
+    }
+
+    /// Calls `handler` with the indicator's state: the current state first, then every change.
+    /// While the service is gone it reads as idle with `serviceAvailable` false.
+    ///
+    /// The handler runs on the client's own thread, one state at a time and in order; it should
+    /// hand the state on (to a loop, a queue) rather than block. The returned token keeps the
+    /// client's connection and the handler alive: cancel it, or release it, to stop. Unlike
+    /// `states()` this needs no Swift concurrency, so a program built on an `EventLoop` wakes
+    /// only when the state changes.
+    public func observe(_ handler: @escaping @Sendable (IndicatorSnapshot) -> Void) -> Observation {
+        follow(keepingClient: true, {}, handler)
+    }
+
+    /// The one way to follow the session's states, for `states()` and `observe(_:)`.
+    /// `finished` runs when the client goes first (only possible without `keepingClient`).
+    private func follow(
+        keepingClient: Bool, _ finished: @escaping @Sendable () -> Void,
+        _ handler: @escaping @Sendable (IndicatorSnapshot) -> Void
+    ) -> Observation {
+        let gate = ObservationGate()
         guard let handle else {
-            continuation.yield(.unavailable)
-            continuation.finish()
-            return stream
+            handler(.unavailable)
+            finished()
+            _ = gate.close()
+            return Observation(gate: gate, stop: {})
         }
         let id = nextLocalID.add(1, ordering: .relaxed).newValue
-        handle.perform { $0.addObserver(id, continuation) }
-        continuation.onTermination = { [weak handle] _ in
-            handle?.perform { $0.removeObserver(id) }
+        let observer = StateObserver(
+            deliver: { state in if gate.isOpen { handler(state) } },
+            finish: { if gate.close() { finished() } })
+        handle.perform { $0.addObserver(id, observer) }
+        if keepingClient {
+            return Observation(gate: gate, stop: { handle.perform { $0.removeObserver(id) } })
         }
-        return stream
+        return Observation(gate: gate, stop: { [weak handle] in handle?.perform { $0.removeObserver(id) } })
     }
 
     /// The indicator's state now.

@@ -63,7 +63,7 @@ final class ReportingSession {
     private var spacedUpdates = 0
     private var flushWaiters: [@Sendable () -> Void] = []
 
-    private var observers: [Int: AsyncStream<IndicatorSnapshot>.Continuation] = [:]
+    private var observers: [Int: StateObserver] = [:]
     private var mirror: IndicatorMirror?
     private var published: IndicatorSnapshot?
     /// Bumped by every refresh, so replies to an abandoned one are ignored.
@@ -110,8 +110,9 @@ final class ReportingSession {
 
     func close() {
         closed = true
-        for observer in observers.values { observer.finish() }
+        let finished = observers.values
         observers.removeAll()
+        for observer in finished { observer.finish() }
         if let retryTimer { loop.cancel(retryTimer) }
         if let connection { loop.detach(connection) }
         connection = nil
@@ -120,16 +121,16 @@ final class ReportingSession {
 
     // MARK: - Observing
 
-    func addObserver(_ id: Int, _ continuation: AsyncStream<IndicatorSnapshot>.Continuation) {
+    func addObserver(_ id: Int, _ observer: StateObserver) {
         guard !closed else {
-            continuation.finish()
+            observer.finish()
             return
         }
-        observers[id] = continuation
+        observers[id] = observer
         if let published {
-            continuation.yield(published)
+            observer.deliver(published)
         } else if connect() == nil {
-            continuation.yield(.unavailable)
+            observer.deliver(.unavailable)
         }
         watchSignals()
         if mirror == nil { refreshSnapshot() }
@@ -167,7 +168,7 @@ final class ReportingSession {
     private func publish(_ new: IndicatorSnapshot) {
         guard new != published else { return }
         published = new
-        for observer in observers.values { observer.yield(new) }
+        for observer in observers.values { observer.deliver(new) }
     }
 
     private func publishMirror() {

@@ -6,7 +6,10 @@ import NetActivityTray
 /// `netactivity`: the command line for people, scripts and panels.
 public enum CLI {
     /// Runs the command line and returns the exit status.
-    public static func main(_ arguments: [String]) async -> Int32 {
+    ///
+    /// Synchronous: only `run` starts Swift concurrency (and with it libdispatch's pool, whose
+    /// monitor wakes every second), so `tray` and `watch` sleep while nothing changes.
+    public static func main(_ arguments: [String]) -> Int32 {
         let invocation: Invocation
         do {
             invocation = try Invocation.parse(arguments)
@@ -29,20 +32,21 @@ public enum CLI {
         case .pop:
             return counter("Pop", on: invocation.bus)
         case .run(let label, let command):
-            return await RunCommand(bus: invocation.bus, label: label, command: command).run()
+            let command = RunCommand(bus: invocation.bus, label: label, command: command)
+            return waiting { await command.run() }
         case .watch(let format):
-            return await WatchCommand(services: invocation.services, format: format).run()
+            return WatchCommand(services: invocation.services, format: format).run()
         case .tray(let icon, let idleIcon, let progressRing):
-            return await tray(
+            return tray(
                 TrayOptions(
                     bus: invocation.services.session ?? .session, services: invocation.services, activeIcon: icon,
                     idleIcon: idleIcon, progressRing: progressRing))
         }
     }
 
-    static func tray(_ options: TrayOptions) async -> Int32 {
+    static func tray(_ options: TrayOptions) -> Int32 {
         do {
-            return try await Tray(options: options).run()
+            return try Tray(options: options).run()
         } catch {
             Output.error("tray: \(error.message)")
             return 1

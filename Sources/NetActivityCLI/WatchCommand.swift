@@ -1,3 +1,4 @@
+import DBus
 import NetActivity
 import NetActivityTray
 
@@ -7,17 +8,26 @@ struct WatchCommand {
     var services: FollowedServices
     var format: Invocation.WatchFormat
 
-    func run() async -> Int32 {
+    func run() -> Int32 {
+        let loop: EventLoop
+        do {
+            loop = try EventLoop()
+        } catch {
+            Output.error("watch: \(error.message)")
+            return 1
+        }
         // Problems (service gone) show as idle lines, or as the other side's state alone;
         // stderr gets one line per outage.
         var last: String?
-        for await state in services.states() {
+        let following = services.observe(on: loop) { state in
             let line = render(state)
-            guard line != last else { continue }
+            guard line != last else { return }
             last = line
             // The panel closed the pipe: nothing left to do.
-            guard Output.write(line + "\n", to: 1) else { return 0 }
+            if !Output.write(line + "\n", to: 1) { loop.stop() }
         }
+        loop.run()
+        following.cancel()
         return 0
     }
 

@@ -1,5 +1,5 @@
+import DBus
 import NetActivity
-import Synchronization
 
 /// The services a watcher (`netactivity watch`, `status`, `tray`) shows as one indicator: the
 /// session side, the system side, or both, merged by `IndicatorSnapshot.merging(session:system:)`.
@@ -25,52 +25,36 @@ public struct FollowedServices: Equatable, Sendable {
     /// watcher's first line is the union rather than one side alone.
     static let firstStateGrace: Duration = .milliseconds(500)
 
-    /// The merged state: the current state first, then every change. Reads as unavailable only
-    /// while neither side's service is reachable. Ends when the task stops iterating.
+    /// Calls `handler` on `loop` with the merged state: the current state first, then every
+    /// change. Reads as unavailable only while neither side's service is reachable. Follows
+    /// until the returned `MergedStates` is cancelled or released.
     ///
-    /// - Parameter problems: gets one line per problem, as `NetActivityClient` reports them;
-    ///   the system side's lines begin with "system side: ". An absent system bus is one line
-    ///   per outage.
-    public func states(
-        problems: @escaping @Sendable (String) -> Void = NetActivityClient.logToStandardError
-    ) -> AsyncStream<IndicatorSnapshot> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: IndicatorSnapshot.self, bufferingPolicy: .bufferingNewest(64))
+    /// Call on `loop`'s thread, or before it runs. The sides' clients hand their states to
+    /// `loop` with `post`, so nothing here needs Swift concurrency: an idle loop sleeps.
+    ///
+    /// - Parameter problems: gets one line per problem, as `NetActivityClient` reports them,
+    ///   on a client's thread; the system side's lines begin with "system side: ". An absent
+    ///   system bus is one line per outage.
+    public func observe(
+        on loop: EventLoop,
+        problems: @escaping @Sendable (String) -> Void = NetActivityClient.logToStandardError,
+        _ handler: @escaping (IndicatorSnapshot) -> Void
+    ) -> MergedStates {
         var sides: [(bus: Bus, side: ActivityInfo.Bus)] = []
         if let session { sides.append((session, .session)) }
         if let system { sides.append((system, .system)) }
-        let latest = LatestStates(expected: Set(sides.map(\.side)), continuation: continuation)
         let merging = sides.count > 1
-        let task = Task {
-            await withTaskGroup(of: Void.self) { group in
-                for (bus, side) in sides {
-                    let report = merging && side == .system ? Self.marked(problems) : problems
-                    group.addTask { await Self.follow(bus, as: side, into: latest, problems: report) }
-                }
-                if merging {
-                    group.addTask {
-                        try? await Task.sleep(for: Self.firstStateGrace)
-                        latest.endGrace()
-                    }
-                }
-                await group.waitForAll()
+        let merged = MergedStates(loop: loop, expected: Set(sides.map(\.side)), handler: handler)
+        for (bus, side) in sides {
+            let report = merging && side == .system ? Self.marked(problems) : problems
+            // The observation keeps the client; the client's thread only posts to the loop.
+            let observation = NetActivityClient(bus: bus, problems: report).observe { [weak merged] state in
+                loop.post { [weak merged] in merged?.record(state, from: side) }
             }
-            continuation.finish()
+            merged.hold(observation)
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
-    }
-
-    /// Records every state of the service on `bus` until the task is cancelled.
-    private static func follow(
-        _ bus: Bus, as side: ActivityInfo.Bus, into latest: LatestStates,
-        problems: @escaping @Sendable (String) -> Void
-    ) async {
-        // The client lives as long as this loop: releasing it ends its stream.
-        let client = NetActivityClient(bus: bus, problems: problems)
-        for await state in client.states() {
-            latest.record(state, from: side)
-        }
+        if merging { merged.startGrace(Self.firstStateGrace) } else { merged.endGrace() }
+        return merged
     }
 
     private static func marked(_ problems: @escaping @Sendable (String) -> Void) -> @Sendable (String) -> Void {
@@ -78,44 +62,69 @@ public struct FollowedServices: Equatable, Sendable {
     }
 }
 
-/// Each side's last state and the last merged state sent. One lock around merging and
-/// sending, so that merged states go out in the order the sides' states were recorded.
-private final class LatestStates: Sendable {
-    private struct Held {
-        var states: [ActivityInfo.Bus: IndicatorSnapshot] = [:]
-        var graceOver = false
-        var sent: IndicatorSnapshot?
+/// The merged state of the followed services, kept on one `EventLoop`: each side's last state
+/// and the last merged state handed out. Returned by `FollowedServices.observe(on:problems:_:)`.
+///
+/// Touched only on the loop's thread (`cancel()` included); merged states go out in the order
+/// the loop received the sides' states.
+public final class MergedStates: @unchecked Sendable {
+    private let loop: EventLoop
+    private let expected: Set<ActivityInfo.Bus>
+    private let handler: (IndicatorSnapshot) -> Void
+    private var states: [ActivityInfo.Bus: IndicatorSnapshot] = [:]
+    private var graceOver = false
+    private var graceTimer: EventLoop.TimerID?
+    private var sent: IndicatorSnapshot?
+    private var observations: [Observation] = []
+    private var cancelled = false
+
+    init(loop: EventLoop, expected: Set<ActivityInfo.Bus>, handler: @escaping (IndicatorSnapshot) -> Void) {
+        self.loop = loop
+        self.expected = expected
+        self.handler = handler
     }
 
-    private let expected: Set<ActivityInfo.Bus>
-    private let continuation: AsyncStream<IndicatorSnapshot>.Continuation
-    private let held = Mutex(Held())
+    deinit {
+        for observation in observations { observation.cancel() }
+        if let graceTimer { loop.cancel(graceTimer) }
+    }
 
-    init(expected: Set<ActivityInfo.Bus>, continuation: AsyncStream<IndicatorSnapshot>.Continuation) {
-        self.expected = expected
-        self.continuation = continuation
+    /// Stops following: the sides' clients let go and the handler is not called again.
+    public func cancel() {
+        cancelled = true
+        for observation in observations { observation.cancel() }
+        observations.removeAll()
+        if let graceTimer { loop.cancel(graceTimer) }
+        graceTimer = nil
+    }
+
+    func hold(_ observation: Observation) {
+        observations.append(observation)
+    }
+
+    func startGrace(_ grace: Duration) {
+        graceTimer = loop.schedule(after: grace) { [weak self] in
+            self?.graceTimer = nil
+            self?.endGrace()
+        }
     }
 
     func record(_ state: IndicatorSnapshot, from side: ActivityInfo.Bus) {
-        held.withLock { held in
-            held.states[side] = state
-            send(&held)
-        }
+        states[side] = state
+        send()
     }
 
     /// The first state goes out now even if a side has not spoken yet.
     func endGrace() {
-        held.withLock { held in
-            held.graceOver = true
-            send(&held)
-        }
+        graceOver = true
+        send()
     }
 
-    private func send(_ held: inout Held) {
-        guard !held.states.isEmpty, held.graceOver || Set(held.states.keys) == expected else { return }
-        let merged = IndicatorSnapshot.merging(session: held.states[.session], system: held.states[.system])
-        guard merged != held.sent else { return }
-        held.sent = merged
-        continuation.yield(merged)
+    private func send() {
+        guard !cancelled, !states.isEmpty, graceOver || Set(states.keys) == expected else { return }
+        let merged = IndicatorSnapshot.merging(session: states[.session], system: states[.system])
+        guard merged != sent else { return }
+        sent = merged
+        handler(merged)
     }
 }

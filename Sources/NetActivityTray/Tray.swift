@@ -1,5 +1,4 @@
 import DBus
-import Foundation
 import NetActivity
 #if canImport(Glibc)
 import Glibc
@@ -7,9 +6,9 @@ import Glibc
 
 /// `netactivity tray`: a StatusNotifierItem that follows the services' merged `Visible`.
 ///
-/// One owner for the item's bus connection: an `EventLoop` on a thread of its own exports
-/// `/StatusNotifierItem` under `org.kde.StatusNotifierItem-PID-1`, keeps it registered with
-/// the StatusNotifierWatcher, and shows each merged state of `options.services` (whose clients
+/// One owner for the item's bus connection: an `EventLoop` on the thread that calls `run()`
+/// exports `/StatusNotifierItem` under `org.kde.StatusNotifierItem-PID-1`, keeps it registered
+/// with the StatusNotifierWatcher, and shows each merged state of `options.services` (whose clients
 /// follow the services through restarts on connections of their own). All mutable state below is
 /// touched only on the loop's thread.
 public final class Tray: @unchecked Sendable {
@@ -38,44 +37,21 @@ public final class Tray: @unchecked Sendable {
 
     /// Serves the item until SIGTERM/SIGINT (0) or the loss of the bus (1). Failures to start
     /// (no bus, the name taken) are one line on stderr and status 1.
-    public func run() async -> Int32 {
-        enum Phase: Sendable {
-            case serving
-            case finished(Int32)
+    ///
+    /// Runs the loop on the calling thread and returns when it ends. Uses no Swift concurrency
+    /// (no task, no libdispatch pool): while nothing changes, none of the tray's threads wakes.
+    public func run() -> Int32 {
+        do throws(StartError) {
+            try start()
+        } catch {
+            Self.report(error.message)
+            return 1
         }
-        let (phases, phase) = AsyncStream.makeStream(of: Phase.self)
-        let thread = Thread { [self] in
-            do throws(StartError) {
-                try start()
-            } catch {
-                Self.report(error.message)
-                phase.yield(.finished(1))
-                return
-            }
-            phase.yield(.serving)
-            loop.run()
-            phase.yield(.finished(exitStatus))
-        }
-        thread.name = "netactivity tray"
-        thread.start()
-
-        var following: Task<Void, Never>?
-        defer { following?.cancel() }
-        for await next in phases {
-            switch next {
-            case .serving:
-                // The clients start only once the item is up, so a bad bus is reported once.
-                let states = options.services.states()
-                following = Task { [loop] in
-                    for await state in states {
-                        loop.post { [self] in show(state) }
-                    }
-                }
-            case .finished(let status):
-                return status
-            }
-        }
-        return 1
+        // The clients start only once the item is up, so a bad bus is reported once.
+        let following = options.services.observe(on: loop) { [unowned self] state in show(state) }
+        loop.run()
+        following.cancel()
+        return exitStatus
     }
 
     // MARK: - Start-up, on the loop's thread

@@ -4,5 +4,7 @@ import Glibc
 #endif
 
 // netactivity: everything lives in NetActivityCLI; a closed pipe is an error to handle, not a signal.
+// No top-level await: an async main would start libdispatch's pool (and its 1 Hz monitor) for
+// every command, the idle tray included.
 signal(SIGPIPE, SIG_IGN)
-exit(await CLI.main(Array(CommandLine.arguments.dropFirst())))
+exit(CLI.main(Array(CommandLine.arguments.dropFirst())))
