@@ -230,4 +230,34 @@ enum Calls {
         else { return nil }
         return entries["Count"]?.unwrapped?.uint32
     }
+
+    /// A call to the service, its failure to build as a `BenchError`.
+    static func checked(_ member: MemberName, _ arguments: [Value]) throws(BenchError) -> Message {
+        do {
+            return try Calls.call(member, arguments)
+        } catch {
+            throw BenchError("building \(member) failed: \(error)")
+        }
+    }
+
+    /// Sends every message, then collects their replies in order; an error reply is thrown.
+    static func pipeline(_ connection: Connection, _ messages: [Message]) throws(BenchError) -> [Message] {
+        var serials: [UInt32: Int] = [:]
+        do {
+            for (index, message) in messages.enumerated() { serials[try connection.send(message)] = index }
+        } catch {
+            throw BenchError("sending failed: \(error)")
+        }
+        connection.flush()
+        var replies = [Message?](repeating: nil, count: messages.count)
+        while !serials.isEmpty {
+            guard let reply = connection.readMessage(timeout: .seconds(30)) else {
+                throw BenchError("\(serials.count) replies did not come within 30 s")
+            }
+            guard let index = serials.removeValue(forKey: reply.replySerial) else { continue }
+            if let error = reply.error { throw BenchError("call refused: \(error)") }
+            replies[index] = reply
+        }
+        return replies.compactMap { $0 }
+    }
 }

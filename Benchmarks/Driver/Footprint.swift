@@ -1,4 +1,5 @@
 import DBus
+import NetActivityContract
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -96,21 +97,9 @@ enum Footprint {
 
     /// BeginActivity × 1,024 on one connection, all in flight at once.
     private static func beginAll(on client: Connection) throws(BenchError) {
-        var outstanding = 0
-        do {
-            for index in 0..<activitiesPerConnection {
-                try client.send(try Calls.begin("downloads.example.org/images/file-\(index).iso"))
-                outstanding += 1
-            }
-        } catch {
-            throw BenchError("BeginActivity failed: \(error)")
+        let begins = try (0..<activitiesPerConnection).map { index throws(BenchError) in
+            try Calls.checked(NetActivityBus.Member.beginActivity, [.string("downloads.example.org/images/file-\(index).iso")])
         }
-        while outstanding > 0 {
-            guard let reply = client.readMessage(timeout: .seconds(10)) else {
-                throw BenchError("BeginActivity: no reply within 10 s")
-            }
-            if reply.kind == .error { throw BenchError("BeginActivity refused: \(reply.error.map { "\($0)" } ?? "")") }
-            if reply.kind == .methodReturn { outstanding -= 1 }
-        }
+        _ = try Calls.pipeline(client, begins)
     }
 }

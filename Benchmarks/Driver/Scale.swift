@@ -52,9 +52,9 @@ enum Scale {
         let perOwner = live / count
         for index in owners.indices {
             let begins = try (0..<perOwner).map { _ throws(BenchError) in
-                try call(NetActivityBus.Member.beginActivity, [.string(label)])
+                try Calls.checked(NetActivityBus.Member.beginActivity, [.string(label)])
             }
-            owners[index].ids = try pipeline(owners[index].connection, begins)
+            owners[index].ids = try Calls.pipeline(owners[index].connection, begins)
                 .map { reply throws(BenchError) in
                     guard let id = (try? reply.arguments())?.first?.uint32 else { throw BenchError("BeginActivity refused") }
                     return id
@@ -81,10 +81,10 @@ enum Scale {
                 let id = ids[cursor[owner]]
                 cursor[owner] = (cursor[owner] + 1) % ids.count
                 if cursor[owner] == 0 { round += 1 }
-                batch.append(try call(NetActivityBus.Member.updateActivity, [.uint32(id), .uint64(round * 1_000 + UInt64(updates % 1_000)), .uint64(1 << 40)]))
+                batch.append(try Calls.checked(NetActivityBus.Member.updateActivity, [.uint32(id), .uint64(round * 1_000 + UInt64(updates % 1_000)), .uint64(1 << 40)]))
                 updates += 1
             }
-            _ = try pipeline(connection, batch)
+            _ = try Calls.pipeline(connection, batch)
             owner = (owner + 1) % owners.count
         }
         let updateNanoseconds = Clock.now - updateStart
@@ -139,34 +139,6 @@ enum Scale {
         throw BenchError("the release of \(activities) activities was not seen within 10 s (\(removed) removed)")
     }
 
-    private static func call(_ member: MemberName, _ arguments: [Value]) throws(BenchError) -> Message {
-        do {
-            return try Calls.call(member, arguments)
-        } catch {
-            throw BenchError("building \(member) failed: \(error)")
-        }
-    }
-
-    /// Sends every message, then collects their replies in order; an error reply is thrown.
-    private static func pipeline(_ connection: Connection, _ messages: [Message]) throws(BenchError) -> [Message] {
-        var serials: [UInt32: Int] = [:]
-        do {
-            for (index, message) in messages.enumerated() { serials[try connection.send(message)] = index }
-        } catch {
-            throw BenchError("sending failed: \(error)")
-        }
-        connection.flush()
-        var replies = [Message?](repeating: nil, count: messages.count)
-        while !serials.isEmpty {
-            guard let reply = connection.readMessage(timeout: .seconds(30)) else {
-                throw BenchError("\(serials.count) replies did not come within 30 s")
-            }
-            guard let index = serials.removeValue(forKey: reply.replySerial) else { continue }
-            if let error = reply.error { throw BenchError("call refused: \(error)") }
-            replies[index] = reply
-        }
-        return replies.compactMap { $0 }
-    }
 }
 
 /// A connection subscribed to every signal of the service, read on a thread of its own, that
