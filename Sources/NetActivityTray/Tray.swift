@@ -83,13 +83,21 @@ public final class Tray: @unchecked Sendable {
                 throw BusError(.failed, "another connection owns it")
             }
         } catch {
-            throw StartError(message: "cannot own \(itemName): \(error.message)")
+            throw startError("cannot own \(itemName): \(error.message)", on: connection)
         }
         do {
             try registration.start()
         } catch {
-            throw StartError(message: "cannot follow the StatusNotifierWatcher: \(error.message)")
+            throw startError("cannot follow the StatusNotifierWatcher: \(error.message)", on: connection)
         }
+    }
+
+    /// A bus that goes away during start-up is the same event as one that goes away later, and
+    /// is reported in the same words, not as whichever call it happened to interrupt.
+    private func startError(_ message: String, on connection: Connection) -> StartError {
+        connection.isConnected
+            ? StartError(message: message)
+            : StartError(message: "lost the connection to \(options.bus.busAddress); exiting")
     }
 
     // MARK: - Running, on the loop's thread
