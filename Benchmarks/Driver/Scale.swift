@@ -5,30 +5,53 @@ import Synchronization
 import Glibc
 #endif
 
-/// One row of the scale table: the service with `live` activities.
+/// Which activities a run of `UpdateActivity` calls goes to.
+enum UpdatePattern: Equatable {
+    /// Every live activity in turn: each update is the first change of its object in its
+    /// throttle window, so each sends a `PropertiesChanged` of its own.
+    case everyActivityInTurn
+    /// One activity over and over while the others stay live: what holding them costs a change.
+    case oneActivity
+}
+
+/// The service holding `live` activities: what beginning, holding, listing and releasing
+/// them costs.
 struct ScaleFigures {
     var live: Int
     var connections: Int
     /// Beginning all of them, pipelined from every connection in turn.
     var beginNanoseconds: UInt64
-    var updates: Int
-    var updateNanoseconds: UInt64
-    var serviceCPU: UInt64
-    /// Bytes a watcher subscribed to every signal of the service received for the updates.
-    var watcherBytes: Int
     var rss: UInt64
     var managedObjectsNanoseconds: UInt64
     /// One owner with 1,024 activities leaving: until the watcher has every InterfacesRemoved
     /// and the new Count.
     var releaseNanoseconds: UInt64?
+    var updates: [UpdateFigures]
+}
 
-    var updatesPerSecond: Double { Double(updates) / (Double(updateNanoseconds) / 1e9) }
+/// A run of `UpdateActivity` calls against the service.
+struct UpdateFigures {
+    var live: Int
+    var pattern: UpdatePattern
+    var updates: Int
+    var nanoseconds: UInt64
+    var serviceCPU: UInt64
+    /// Bytes a watcher subscribed to every signal of the service received for the updates.
+    var watcherBytes: Int
+
+    var perSecond: Double { Double(updates) / (Double(nanoseconds) / 1e9) }
     var cpuPerUpdate: Double { Double(serviceCPU) / Double(max(updates, 1)) }
     var bytesPerUpdate: Double { Double(watcherBytes) / Double(max(updates, 1)) }
 }
 
 /// `UpdateActivity` with 1 to 65,536 live activities (256-byte labels): what one change costs
 /// the service and each watcher must not grow with the number of activities.
+///
+/// A change costs the service a reply and, unless the throttle merges it, a signal. So each
+/// run is compared with one that sends as many signals per update: updates to one of the
+/// activities (merged by its throttle) with the 1-activity row, updates to each in turn (a
+/// signal each) with the 1,024 row, the fewest activities at which every update is the first
+/// of its object's window. What remains between the two is what the other live activities cost.
 enum Scale {
     static let rows: [(live: Int, connections: Int)] = [(1, 1), (1_024, 1), (16 * 1_024, 16), (64 * 1_024, 64)]
     static let inFlight = 32
@@ -38,6 +61,14 @@ enum Scale {
         try rows.map { row throws(BenchError) in
             try measure(service: path, live: row.live, connections: row.connections, on: bus, seconds: seconds, wrapper: wrapper)
         }
+    }
+
+    /// The run `run` is compared with: for updates to one activity, the 1-activity run; for
+    /// updates to each activity in turn, the 1,024-activity one, the fewest at which each
+    /// update is a change of its own.
+    static func reference(for run: UpdateFigures, in figures: [ScaleFigures]) -> UpdateFigures? {
+        let live = run.pattern == .oneActivity ? 1 : 1_024
+        return figures.lazy.flatMap(\.updates).first { $0.live == live && $0.pattern == run.pattern }
     }
 
     private static func measure(
@@ -63,35 +94,12 @@ enum Scale {
         let beginNanoseconds = Clock.now - beginStart
         Clock.sleep(milliseconds: 1_300)
 
-        let watcher = try Watcher(bus: bus)
-        let cpuBefore = ProcessStats.sample(child.pid).cpuNanoseconds
-        let updateStart = Clock.now
-        let deadline = updateStart + UInt64(seconds) * 1_000_000_000
-        var updates = 0
-        var round: UInt64 = 0
-        // Every activity in turn, 32 calls in flight from its owner, so each update is a change
-        // of its own: the 1-activity row updates one object over and over, the others each once
-        // per pass.
-        var cursor = owners.map { _ in 0 }
-        var owner = 0
-        while Clock.now < deadline {
-            let (connection, ids) = owners[owner]
-            var batch: [Message] = []
-            for _ in 0..<inFlight {
-                let id = ids[cursor[owner]]
-                cursor[owner] = (cursor[owner] + 1) % ids.count
-                if cursor[owner] == 0 { round += 1 }
-                batch.append(try Calls.checked(NetActivityBus.Member.updateActivity, [.uint32(id), .uint64(round * 1_000 + UInt64(updates % 1_000)), .uint64(1 << 40)]))
-                updates += 1
-            }
-            _ = try Calls.pipeline(connection, batch)
-            owner = (owner + 1) % owners.count
+        let patterns: [UpdatePattern] = live == 1 ? [.oneActivity] : [.oneActivity, .everyActivityInTurn]
+        var updates: [UpdateFigures] = []
+        for pattern in patterns {
+            updates.append(
+                try update(owners, pattern, seconds: seconds, service: child, on: bus))
         }
-        let updateNanoseconds = Clock.now - updateStart
-        let serviceCPU = ProcessStats.sample(child.pid).cpuNanoseconds - cpuBefore
-        // The last throttled values go out by the end of their window.
-        Clock.sleep(milliseconds: 200)
-        let watcherBytes = watcher.stop()
         let rss = Memory.sample(child.pid).rss
 
         let reader = try bus.connect()
@@ -112,9 +120,56 @@ enum Scale {
             releaseNanoseconds = try release(&leaving, activities: perOwner, watchedOn: bus)
         }
         return ScaleFigures(
-            live: live, connections: count, beginNanoseconds: beginNanoseconds, updates: updates,
-            updateNanoseconds: updateNanoseconds, serviceCPU: serviceCPU, watcherBytes: watcherBytes, rss: rss,
-            managedObjectsNanoseconds: managedObjectsNanoseconds, releaseNanoseconds: releaseNanoseconds)
+            live: live, connections: count, beginNanoseconds: beginNanoseconds, rss: rss,
+            managedObjectsNanoseconds: managedObjectsNanoseconds, releaseNanoseconds: releaseNanoseconds,
+            updates: updates)
+    }
+
+    /// `seconds` of `UpdateActivity` calls, 32 in flight from one owner at a time, while a
+    /// watcher counts the bytes of every signal.
+    private static func update(
+        _ owners: [(connection: Connection, ids: [UInt32])], _ pattern: UpdatePattern, seconds: Int, service child: Child,
+        on bus: Bus
+    ) throws(BenchError) -> UpdateFigures {
+        let live = owners.reduce(0) { $0 + $1.ids.count }
+        let watcher = try Watcher(bus: bus)
+        let cpuBefore = ProcessStats.sample(child.pid).cpuNanoseconds
+        let start = Clock.now
+        let deadline = start + UInt64(seconds) * 1_000_000_000
+        var updates = 0
+        var round: UInt64 = 0
+        var cursor = owners.map { _ in 0 }
+        var owner = 0
+        while Clock.now < deadline {
+            let (connection, ids) = owners[owner]
+            var batch: [Message] = []
+            for _ in 0..<inFlight {
+                let id: UInt32
+                switch pattern {
+                case .oneActivity:
+                    id = ids[0]
+                    round += 1
+                case .everyActivityInTurn:
+                    id = ids[cursor[owner]]
+                    cursor[owner] = (cursor[owner] + 1) % ids.count
+                    if cursor[owner] == 0 { round += 1 }
+                }
+                batch.append(
+                    try Calls.checked(
+                        NetActivityBus.Member.updateActivity,
+                        [.uint32(id), .uint64(round * 1_000 + UInt64(updates % 1_000)), .uint64(1 << 40)]))
+                updates += 1
+            }
+            _ = try Calls.pipeline(connection, batch)
+            if pattern == .everyActivityInTurn { owner = (owner + 1) % owners.count }
+        }
+        let nanoseconds = Clock.now - start
+        let serviceCPU = ProcessStats.sample(child.pid).cpuNanoseconds - cpuBefore
+        // The last throttled values go out by the end of their window.
+        Clock.sleep(milliseconds: 200)
+        return UpdateFigures(
+            live: live, pattern: pattern, updates: updates,
+            nanoseconds: nanoseconds, serviceCPU: serviceCPU, watcherBytes: watcher.stop())
     }
 
     /// Closes `owner`'s connection and times until a watcher has seen every InterfacesRemoved
