@@ -96,12 +96,14 @@ public final class Connection: @unchecked Sendable {
         queue(reply)
     }
 
-    /// Sends the reply to `call` whose body `write` fills value by value.
-    func sendReply(to call: RawMessage, writing write: (inout ReplyWriter) throws -> Void) throws {
-        guard let reply = call.methodReturn() else { throw BusError.outOfMemory }
-        defer { reply.release() }
-        var writer = ReplyWriter(body: BodyWriter(appendingTo: reply))
+    /// Sends the reply to `call`, of type `signature`, whose body `write` fills value by value.
+    func sendReply(
+        to call: RawMessage, signature: Signature, writing write: (inout ReplyWriter) throws -> Void
+    ) throws {
+        var writer = ReplyWriter(body: call.methodReturnHeader(signature: signature))
         try write(&writer)
+        let reply = try RawMessage.message(from: writer.body)
+        defer { reply.release() }
         queue(reply)
     }
 

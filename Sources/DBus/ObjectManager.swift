@@ -69,13 +69,14 @@ extension ObjectServer {
         try reply.appendArray(of: .managedObjectEntry) { (entries: inout ReplyWriter) throws(BusError) in
             for path in exported {
                 guard let own = exportedInterfaces(at: path) else { continue }
-                try entries.append(.dictEntry(key: .objectPath(path), value: Self.interfacesAndProperties(own)))
+                entries.body.appendEntryKey(.objectPath(path))
+                entries.body.appendInterfacesAndProperties(own)
             }
             for (prefix, subtree) in families {
                 for name in subtree.names() {
                     guard let own = subtree.interfaces(Substring(name)) else { continue }
-                    let path = ObjectPath(unchecked: prefix.rawValue + "/" + name)
-                    try entries.append(.dictEntry(key: .objectPath(path), value: Self.interfacesAndProperties(own)))
+                    entries.body.appendEntryKey(.objectPath(ObjectPath(unchecked: prefix.rawValue + "/" + name)))
+                    entries.body.appendInterfacesAndProperties(own)
                 }
             }
         }
@@ -90,6 +91,25 @@ extension ObjectServer {
                     key: .string(interface.name.rawValue),
                     value: .properties(interface.properties.map { ($0.name.rawValue, $0.get()) }))
             })
+    }
+}
+
+extension WireEncoder {
+    /// `a{sa{sv}}`, as `interfacesAndProperties` builds it, written without building it: a
+    /// reply over tens of thousands of objects would otherwise allocate and free a tree of
+    /// values for each.
+    fileprivate mutating func appendInterfacesAndProperties(_ interfaces: [Interface]) {
+        appendArray(of: .interfaceEntry) { encoder in
+            for interface in interfaces {
+                encoder.appendEntryKey(.string(interface.name.rawValue))
+                encoder.appendArray(of: .stringToVariantEntry) { encoder in
+                    for property in interface.properties {
+                        encoder.appendEntryKey(.string(property.name.rawValue))
+                        encoder.appendVariant(property.get())
+                    }
+                }
+            }
+        }
     }
 }
 

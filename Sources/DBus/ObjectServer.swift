@@ -211,7 +211,8 @@ public final class ObjectServer {
         }
         let arguments = try call.arguments(count: method.argumentCount)
         if let writer = method.method.replyWriter {
-            try connection.sendReply(to: call) { (reply) throws in
+            let signature = Signature(unchecked: method.method.outputs.map(\.type.rawValue).joined())
+            try connection.sendReply(to: call, signature: signature) { (reply) throws in
                 try writer(MethodCall(raw: call, arguments: arguments, senders: senders), &reply)
             }
             throw ReplyWritten()

@@ -1,34 +1,33 @@
 /// Writes a reply's body value by value, for a reply too large to build as one `Value` first
 /// (an ObjectManager's `GetManagedObjects` over tens of thousands of objects).
 ///
-/// Each value is checked before libdbus sees it, as `Message.append` does.
+/// Values are marshalled by `WireEncoder` rather than through libdbus's type writer, and
+/// checked once, all together, when the reply is made: libdbus validates the whole message
+/// against the method's output signature, and a reply that fails becomes an error reply.
+/// (Checking each value as `Message.append` does would ask libdbus to validate every nested
+/// container signature again, for each object.)
 public struct ReplyWriter: ~Copyable {
-    private var body: BodyWriter
+    var body: WireEncoder
 
-    init(body: BodyWriter) {
+    /// A writer that appends to `body`, a message's header or an array's start.
+    init(body: WireEncoder) {
         self.body = body
     }
 
     /// Appends one value.
-    public mutating func append(_ value: Value) throws(BusError) {
-        // A dictionary entry is no complete type on its own: its key and value are checked.
-        if case .dictEntry(let key, let entryValue) = value {
-            try key.validateForEncoding()
-            try entryValue.validateForEncoding()
-        } else {
-            try value.validateForEncoding()
-        }
-        try body.append(value)
+    public mutating func append(_ value: Value) {
+        body.append(value)
     }
 
     /// Appends an array of `element`-typed values that `fill` appends one at a time.
     public mutating func appendArray(
         of element: Signature, _ fill: (inout ReplyWriter) throws(BusError) -> Void
     ) throws(BusError) {
-        try body.appendArray(of: element) { (sub) throws(BusError) in
-            var writer = ReplyWriter(body: sub)
+        try body.appendArray(of: element) { (encoder) throws(BusError) in
+            var writer = ReplyWriter(body: encoder)
+            encoder = WireEncoder()
+            defer { encoder = writer.body }
             try fill(&writer)
-            sub = writer.body
         }
     }
 }

@@ -63,15 +63,15 @@ extension Service {
         return Interface(
             NetActivityBus.activityInterface,
             properties: [
-                Property(Name.id, "u", changeSignal: .constant) { .uint32(activity.id) },
-                Property(Name.label, "s", changeSignal: .constant) { .string(activity.label) },
-                Property(Name.owner, "s", changeSignal: .constant) { .string(activity.owner) },
-                Property(Name.started, "t", changeSignal: .constant) { .uint64(activity.started) },
-                Property(Name.completed, "t") { .uint64(activity.completed) },
-                Property(Name.total, "t") { .uint64(activity.total) },
-                Property(Name.processID, "u") { .uint32(attribution?.processID ?? unknown) },
-                Property(Name.userID, "u") { .uint32(attribution?.userID ?? unknown) },
-                Property(Name.application, "s") { .string(attribution?.application ?? "") },
+                Property(Name.id, .uint32, changeSignal: .constant) { .uint32(activity.id) },
+                Property(Name.label, .string, changeSignal: .constant) { .string(activity.label) },
+                Property(Name.owner, .string, changeSignal: .constant) { .string(activity.owner) },
+                Property(Name.started, .uint64, changeSignal: .constant) { .uint64(activity.started) },
+                Property(Name.completed, .uint64) { .uint64(activity.completed) },
+                Property(Name.total, .uint64) { .uint64(activity.total) },
+                Property(Name.processID, .uint32) { .uint32(attribution?.processID ?? unknown) },
+                Property(Name.userID, .uint32) { .uint32(attribution?.userID ?? unknown) },
+                Property(Name.application, .string) { .string(attribution?.application ?? "") },
             ])
     }
 
@@ -106,4 +106,13 @@ extension Service {
         NetActivityBus.ActivityProperty.processID, NetActivityBus.ActivityProperty.userID,
         NetActivityBus.ActivityProperty.application,
     ]
+}
+
+// Made once: the activity table above is built for every activity object a call, a signal or
+// GetManagedObjects touches, and a signature written as a literal is checked by libdbus each
+// time it is made.
+extension Signature {
+    fileprivate static let uint32: Signature = "u"
+    fileprivate static let uint64: Signature = "t"
+    fileprivate static let string: Signature = "s"
 }

@@ -54,6 +54,50 @@ struct RawMessage {
         dbus_message_new_error(pointer, name, text).map(RawMessage.init)
     }
 
+    /// The header of the successful reply to this method call, for a body of type `signature`
+    /// to be appended after it; `message(from:)` makes the reply.
+    func methodReturnHeader(signature: Signature) -> WireEncoder {
+        var header = WireEncoder()
+        // Byte order, type, flags (no reply expected, as libdbus sets on its own replies),
+        // protocol version; the body's length (filled in by `message(from:)`) and a serial
+        // (replaced there).
+        header.appendBytes([UInt8(ascii: "l"), UInt8(CDBus_MESSAGE_TYPE_METHOD_RETURN), 0x01, 1])
+        header.append(.uint32(0))
+        header.append(.uint32(1))
+        var fields: [Value] = [.structure([.byte(UInt8(CDBus_HEADER_FIELD_REPLY_SERIAL)), .variant(.uint32(serial))])]
+        if let sender {
+            fields.append(.structure([.byte(UInt8(CDBus_HEADER_FIELD_DESTINATION)), .variant(.string(String(cString: sender)))]))
+        }
+        if !signature.rawValue.isEmpty {
+            fields.append(.structure([.byte(UInt8(CDBus_HEADER_FIELD_SIGNATURE)), .variant(.signature(signature))]))
+        }
+        header.append(.array(element: "(yv)", fields))
+        header.pad(to: 8)
+        return header
+    }
+
+    /// The message `wire` holds: a header from `methodReturnHeader(signature:)` and the body
+    /// appended after it. libdbus validates header and body in full (as it does every message
+    /// it receives), so bytes that break the marshalling rules become an error, not a message.
+    static func message(from wire: consuming WireEncoder) throws(BusError) -> RawMessage {
+        let bodyStart = wire.headerLength
+        guard wire.bytes.count <= Int(Int32.max) else {
+            throw BusError(.limitsExceeded, "a message of \(wire.bytes.count) bytes is longer than D-Bus allows")
+        }
+        wire.patch(UInt32(wire.bytes.count - bodyStart), at: 4)
+        let parsed = try wire.bytes.withUnsafeBufferPointer { (buffer) throws(BusError) in
+            try withDBusError { error in
+                buffer.withMemoryRebound(to: CChar.self) { dbus_message_demarshal($0.baseAddress, Int32(buffer.count), error) }
+            }
+        }
+        _ = consume wire
+        guard let parsed else { throw BusError.outOfMemory }
+        defer { dbus_message_unref(parsed) }
+        // A copy has serial 0, so the connection numbers it like any message it sends.
+        guard let reply = dbus_message_copy(parsed) else { throw BusError.outOfMemory }
+        return RawMessage(reply)
+    }
+
     /// A copy of header and body, unlocked and with serial 0 so that it can be sent.
     func copy() -> RawMessage? { dbus_message_copy(pointer).map(RawMessage.init) }
 
@@ -76,6 +120,8 @@ struct RawMessage {
         dbus_message_is_signal(pointer, interface, member) != 0
     }
 
+    /// Numbers an unsent message as a connection would; for tests that answer a call never sent.
+    func setSerial(_ serial: UInt32) { dbus_message_set_serial(pointer, serial) }
     /// Sets the reply serial; false when libdbus runs out of memory.
     func setReplySerial(_ serial: UInt32) -> Bool { dbus_message_set_reply_serial(pointer, serial) != 0 }
     /// Sets the destination; false when libdbus runs out of memory.

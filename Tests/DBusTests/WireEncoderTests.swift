@@ -1,0 +1,54 @@
+@testable import DBus
+import Testing
+
+/// `WireEncoder` writes the bytes libdbus writes, and a reply made from them is the reply
+/// libdbus would have built.
+@Suite struct WireEncoderTests {
+    /// The body of a signal libdbus builds with `arguments`.
+    static func libdbusBody(_ arguments: [Value]) throws -> [UInt8] {
+        let wire = try Message.signal(path: "/a", interface: "a.b", member: "C", arguments: arguments).wireBytes
+        let length = Int(wire[4]) | Int(wire[5]) << 8 | Int(wire[6]) << 16 | Int(wire[7]) << 24
+        return Array(wire.suffix(length))
+    }
+
+    @Test(arguments: ValueSamples.all)
+    func writesTheBytesLibdbusWrites(_ sample: ValueSample) throws {
+        // After a byte, so that every alignment is exercised.
+        let arguments: [Value] = [.byte(1), sample.value]
+        var encoder = WireEncoder()
+        for argument in arguments { encoder.append(argument) }
+        #expect(encoder.bytes == (try Self.libdbusBody(arguments)))
+    }
+
+    @Test func anArrayFilledValueByValueIsTheSameArray() throws {
+        let entries: [Value] = (0..<3).map { .dictEntry(key: .objectPath(ObjectPath(unchecked: "/o/\($0)")), value: .properties([("N", .uint64(UInt64($0)))])) }
+        var encoder = WireEncoder()
+        encoder.append(.byte(1))
+        try encoder.appendArray(of: Signature(unchecked: "{oa{sv}}")) { (inner) throws(BusError) in
+            for entry in entries { inner.append(entry) }
+        }
+        #expect(encoder.bytes == (try Self.libdbusBody([.byte(1), .array(element: Signature(unchecked: "{oa{sv}}"), entries)])))
+    }
+
+    @Test func aReplyFromEncodedBytesAnswersTheCall() throws {
+        let call = try Message.methodCall(destination: "a.b", path: "/a", interface: "a.b", member: "C")
+        call.raw.setSerial(42)
+        let values: [Value] = [.string("x"), .properties([("k", .double(0.5))])]
+        var wire = call.raw.methodReturnHeader(signature: "sa{sv}")
+        for value in values { wire.append(value) }
+        let raw = try RawMessage.message(from: wire)
+        let reply = Message(consuming: raw)
+        #expect(reply.kind == .methodReturn)
+        #expect(reply.raw.replySerial == 42)
+        #expect(reply.raw.serial == 0, "numbered by the connection that sends it")
+        #expect(try reply.arguments() == values)
+    }
+
+    @Test func bytesThatBreakTheRulesAreAnErrorNotAMessage() throws {
+        let call = try Message.methodCall(destination: "a.b", path: "/a", interface: "a.b", member: "C")
+        call.raw.setSerial(7)
+        var wire = call.raw.methodReturnHeader(signature: "s")
+        wire.append(.uint32(3))
+        #expect(throws: BusError.self) { try RawMessage.message(from: wire) }
+    }
+}
