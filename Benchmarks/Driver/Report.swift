@@ -84,11 +84,15 @@ struct Report {
             }
         }
         if !scale.isEmpty {
-            var holding = Table(["live activities", "connections", "begin all", "RSS", "GetManagedObjects", "release of 1,024"])
+            var holding = Table([
+                "live activities", "connections", "begin all", "RSS", "GetManagedObjects", "of which service CPU",
+                "release of 1,024",
+            ])
             for row in scale {
                 holding.add([
                     String(row.live), String(row.connections), fixed(Double(row.beginNanoseconds) / 1e9, 2) + " s",
                     mebibytes(row.rss), fixed(Double(row.managedObjectsNanoseconds) / 1e6, 1) + " ms",
+                    fixed(Double(row.managedObjectsCPU) / 1e6, 1) + " ms",
                     row.releaseNanoseconds.map { fixed(Double($0) / 1e6, 1) + " ms" } ?? "–",
                 ])
             }

@@ -16,6 +16,10 @@ public final class ObjectServer {
     var subtrees: [ObjectPath: Subtree] = [:]
     // Objects that are an org.freedesktop.DBus.ObjectManager for everything below them.
     var managers: Set<ObjectPath> = []
+    // Room per object that a GetManagedObjects reply reserves, so that its buffer is not grown
+    // (and copied) a dozen times: learned from the last reply, and until then 1 KiB, more than
+    // an activity object takes.
+    var managedObjectBytes = 1_024
     // The object the last call went to: most calls go to the same one, found by one strcmp.
     // Read for every call by the dispatching thread alone, and only assigned, never held across
     // a call out: no access can overlap, and the runtime's check would cost on every call.

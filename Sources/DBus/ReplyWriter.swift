@@ -14,6 +14,14 @@ public struct ReplyWriter: ~Copyable {
         self.body = body
     }
 
+    /// Makes room for a body of about `bytes` bytes, when the caller can tell.
+    public mutating func reserveCapacity(_ bytes: Int) {
+        body.reserveCapacity(bytes)
+    }
+
+    /// Bytes written so far, header included.
+    var count: Int { body.bytes.count }
+
     /// Appends one value.
     public mutating func append(_ value: Value) {
         body.append(value)

@@ -72,6 +72,10 @@ struct WireEncoder {
         patch(UInt32(truncatingIfNeeded: bytes.count - start), at: lengthOffset)
     }
 
+    mutating func reserveCapacity(_ capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
     /// Overwrites the four bytes at `offset` with `number`.
     mutating func patch(_ number: UInt32, at offset: Int) {
         withUnsafeBytes(of: number.littleEndian) { number in
