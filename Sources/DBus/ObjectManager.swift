@@ -31,22 +31,38 @@ extension ObjectServer {
 
     /// Announces the object at `path` with every property of its own interfaces, from the
     /// manager above it. Does nothing when no manager is above `path`.
+    ///
+    /// Like `GetManagedObjects`, marshalled by `WireEncoder` straight from the interface tables
+    /// and validated once by libdbus: an object comes and goes with every BeginActivity and
+    /// EndActivity, and libdbus's type writer cost several times more than the call itself.
     public func emitInterfacesAdded(at path: ObjectPath) throws(BusError) {
         guard let manager = manager(of: path), let own = ownInterfaces(at: path) else { return }
-        try connection.send(
-            .signal(
-                path: manager, interface: .objectManager, member: .interfacesAdded,
-                arguments: [.objectPath(path), Self.interfacesAndProperties(own)]))
+        var wire = RawMessage.signalHeader(
+            path: manager, interface: .objectManager, member: .interfacesAdded, signature: .interfacesAddedArguments)
+        wire.append(.objectPath(path))
+        wire.appendInterfacesAndProperties(own)
+        try send(wire)
     }
 
     /// Announces that the object at `path`, which had `interfaces`, is gone. Does nothing when
     /// no manager is above `path`.
     public func emitInterfacesRemoved(at path: ObjectPath, interfaces: [InterfaceName]) throws(BusError) {
         guard let manager = manager(of: path) else { return }
-        try connection.send(
-            .signal(
-                path: manager, interface: .objectManager, member: .interfacesRemoved,
-                arguments: [.objectPath(path), .array(element: "s", interfaces.map { .string($0.rawValue) })]))
+        var wire = RawMessage.signalHeader(
+            path: manager, interface: .objectManager, member: .interfacesRemoved,
+            signature: .interfacesRemovedArguments)
+        wire.append(.objectPath(path))
+        wire.appendArray(of: .string) { names in
+            for interface in interfaces { names.append(.string(interface.rawValue)) }
+        }
+        try send(wire)
+    }
+
+    private func send(_ wire: consuming WireEncoder) throws(BusError) {
+        guard connection.isConnected else { throw BusError(.disconnected, "not connected to the bus") }
+        let message = try RawMessage.message(from: wire)
+        defer { message.release() }
+        connection.queue(message)
     }
 
     /// The nearest manager strictly above `path`.
@@ -87,23 +103,12 @@ extension ObjectServer {
         // An eighth more next time: pages reserved and never written cost no memory.
         if objects > 0 { managedObjectBytes = (reply.count - start) / objects * 9 / 8 + 1 }
     }
-
-    /// `a{sa{sv}}`: each interface with all its properties.
-    private static func interfacesAndProperties(_ interfaces: [Interface]) -> Value {
-        .array(
-            element: .interfaceEntry,
-            interfaces.map { interface in
-                .dictEntry(
-                    key: .string(interface.name.rawValue),
-                    value: .properties(interface.properties.map { ($0.name.rawValue, $0.get()) }))
-            })
-    }
 }
 
 extension WireEncoder {
-    /// `a{sa{sv}}`, as `interfacesAndProperties` builds it, written without building it: a
-    /// reply over tens of thousands of objects would otherwise allocate and free a tree of
-    /// values for each.
+    /// `a{sa{sv}}`: each interface with all its properties, read through its getters and
+    /// written without building a tree of values (a reply over tens of thousands of objects
+    /// would otherwise allocate and free one for each).
     fileprivate mutating func appendInterfacesAndProperties(_ interfaces: [Interface]) {
         appendArray(of: .interfaceEntry) { encoder in
             for interface in interfaces {
@@ -129,4 +134,7 @@ extension Signature {
     fileprivate static let managedObjectEntry = Signature(unchecked: "{oa{sa{sv}}}")
     fileprivate static let interfacesAndProperties: Signature = "a{sa{sv}}"
     fileprivate static let interfaceEntry = Signature(unchecked: "{sa{sv}}")
+    fileprivate static let interfacesAddedArguments: Signature = "oa{sa{sv}}"
+    fileprivate static let interfacesRemovedArguments: Signature = "oas"
+    fileprivate static let string: Signature = "s"
 }

@@ -44,6 +44,22 @@ import Testing
         #expect(try reply.arguments() == values)
     }
 
+    @Test func aSignalFromEncodedBytesIsTheSignalLibdbusBuilds() throws {
+        let arguments: [Value] = [
+            .objectPath("/io/github/netactivity/NetActivity1/activity/7"),
+            .dictionary(key: "s", value: "a{sv}", [(.string("a.B"), .properties([("Label", .string("Q&A")), ("Total", .uint64(9))]))]),
+        ]
+        var wire = RawMessage.signalHeader(
+            path: "/io/github/netactivity/NetActivity1", interface: .objectManager, member: "InterfacesAdded",
+            signature: "oa{sa{sv}}")
+        for argument in arguments { wire.append(argument) }
+        let encoded = Message(consuming: try RawMessage.message(from: wire))
+        let built = try Message.signal(
+            path: "/io/github/netactivity/NetActivity1", interface: .objectManager, member: "InterfacesAdded",
+            arguments: arguments)
+        #expect(encoded.wireBytes == built.wireBytes)
+    }
+
     @Test func bytesThatBreakTheRulesAreAnErrorNotAMessage() throws {
         let call = try Message.methodCall(destination: "a.b", path: "/a", interface: "a.b", member: "C")
         call.raw.setSerial(7)

@@ -57,24 +57,45 @@ struct RawMessage {
     /// The header of the successful reply to this method call, for a body of type `signature`
     /// to be appended after it; `message(from:)` makes the reply.
     func methodReturnHeader(signature: Signature) -> WireEncoder {
+        var fields: [Value] = [Self.field(CDBus_HEADER_FIELD_REPLY_SERIAL, .uint32(serial))]
+        if let sender { fields.append(Self.field(CDBus_HEADER_FIELD_DESTINATION, .string(String(cString: sender)))) }
+        return Self.header(CDBus_MESSAGE_TYPE_METHOD_RETURN, fields, signature: signature)
+    }
+
+    /// The header of a signal, for a body of type `signature` to be appended after it;
+    /// `message(from:)` makes the signal.
+    static func signalHeader(
+        path: ObjectPath, interface: InterfaceName, member: MemberName, signature: Signature
+    ) -> WireEncoder {
+        header(
+            CDBus_MESSAGE_TYPE_SIGNAL,
+            [
+                field(CDBus_HEADER_FIELD_PATH, .objectPath(path)),
+                field(CDBus_HEADER_FIELD_INTERFACE, .string(interface.rawValue)),
+                field(CDBus_HEADER_FIELD_MEMBER, .string(member.rawValue)),
+            ], signature: signature)
+    }
+
+    private static func field(_ code: Int32, _ value: Value) -> Value {
+        .structure([.byte(UInt8(code)), .variant(value)])
+    }
+
+    private static func header(_ type: Int32, _ fields: [Value], signature: Signature) -> WireEncoder {
+        var fields = fields
+        if !signature.rawValue.isEmpty { fields.append(field(CDBus_HEADER_FIELD_SIGNATURE, .signature(signature))) }
         var header = WireEncoder()
-        // Byte order, type, flags (no reply expected, as libdbus sets on its own replies),
-        // protocol version; the body's length (filled in by `message(from:)`) and a serial
-        // (replaced there).
-        header.appendBytes([UInt8(ascii: "l"), UInt8(CDBus_MESSAGE_TYPE_METHOD_RETURN), 0x01, 1])
+        // Byte order, type, flags (no reply expected, as libdbus sets on its own replies and
+        // signals), protocol version; the body's length (filled in by `message(from:)`) and a
+        // serial (replaced there).
+        header.appendBytes([UInt8(ascii: "l"), UInt8(type), 0x01, 1])
         header.append(.uint32(0))
         header.append(.uint32(1))
-        var fields: [Value] = [.structure([.byte(UInt8(CDBus_HEADER_FIELD_REPLY_SERIAL)), .variant(.uint32(serial))])]
-        if let sender {
-            fields.append(.structure([.byte(UInt8(CDBus_HEADER_FIELD_DESTINATION)), .variant(.string(String(cString: sender)))]))
-        }
-        if !signature.rawValue.isEmpty {
-            fields.append(.structure([.byte(UInt8(CDBus_HEADER_FIELD_SIGNATURE)), .variant(.signature(signature))]))
-        }
-        header.append(.array(element: "(yv)", fields))
+        header.append(.array(element: headerField, fields))
         header.pad(to: 8)
         return header
     }
+
+    private static let headerField: Signature = "(yv)"
 
     /// The message `wire` holds: a header from `methodReturnHeader(signature:)` and the body
     /// appended after it. libdbus validates header and body in full (as it does every message
