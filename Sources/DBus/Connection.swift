@@ -96,12 +96,30 @@ public final class Connection: @unchecked Sendable {
         queue(reply)
     }
 
+    /// The largest message the bus accepts from this connection, for replies written value by
+    /// value (`ReplyWriter`), whose size nobody bounds in advance. A bus that receives a larger
+    /// message does not refuse it: it drops the sender's connection. The default is the
+    /// protocol's own maximum (128 MiB), what a session bus accepts; dbus-daemon's default
+    /// `max_message_size`, which the system bus keeps, is 32 MiB (`systemBusMessageSize`).
+    public var maximumMessageSize = 128 << 20
+
+    /// dbus-daemon's default `max_message_size`, kept by the stock system bus.
+    public static let systemBusMessageSize = 32 << 20
+
     /// Sends the reply to `call`, of type `signature`, whose body `write` fills value by value.
+    ///
+    /// - Throws: `LimitsExceeded` when the reply would be larger than `maximumMessageSize`;
+    ///   nothing is sent then, so the caller gets this error instead.
     func sendReply(
         to call: RawMessage, signature: Signature, writing write: (inout ReplyWriter) throws -> Void
     ) throws {
         var writer = ReplyWriter(body: call.methodReturnHeader(signature: signature))
         try write(&writer)
+        guard writer.count <= maximumMessageSize else {
+            throw BusError(
+                .limitsExceeded,
+                "the reply would be \(writer.count) bytes, more than the \(maximumMessageSize) bytes this bus accepts in one message")
+        }
         let reply = try RawMessage.message(from: writer.body)
         defer { reply.release() }
         queue(reply)

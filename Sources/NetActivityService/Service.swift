@@ -67,6 +67,9 @@ public final class Service {
             throw StartError(message: "cannot connect to \(options.bus): \(error.message)")
         }
         self.connection = connection
+        // At the global limit GetManagedObjects runs to about 40 MB: past the system bus's
+        // message size, where the bus would drop the service rather than the reply.
+        if options.perUserLimits { connection.maximumMessageSize = Connection.systemBusMessageSize }
         let server = ObjectServer(connection: connection)
         server.export([makeInterface()], at: NetActivityBus.path, managingObjects: true)
         server.exportSubtree(

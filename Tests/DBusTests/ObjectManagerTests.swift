@@ -1,0 +1,74 @@
+import BusTestSupport
+import DBus
+import Testing
+
+/// `GetManagedObjects` over a family of objects, written in Swift and checked by libdbus.
+@Suite struct ObjectManagerTests {
+    static let name: BusName = "io.github.netactivity.ManagerTest"
+    static let label = String(repeating: "x", count: 256)
+
+    /// A manager at /m with `count` objects below /m/o, each with a 256-byte property, served
+    /// on a connection that accepts messages of at most `maximumMessageSize` bytes.
+    static func withManager(
+        objects count: Int, maximumMessageSize: Int, _ body: (Connection, Connection) throws -> Void
+    ) throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let server = try Connection(.address(bus.address))
+        server.maximumMessageSize = maximumMessageSize
+        _ = try server.requestName(Self.name, options: .doNotQueue)
+        let objects = ObjectServer(connection: server)
+        objects.export([Interface("a.Manager")], at: "/m", managingObjects: true)
+        objects.exportSubtree(
+            Subtree(
+                names: { (0..<count).map(String.init) }, isEmpty: { count == 0 },
+                interfaces: { name in
+                    guard let index = Int(name), index < count else { return nil }
+                    return [Interface("a.Object", properties: [Property("Label", "s") { .string(Self.label) }])]
+                }),
+            under: "/m/o")
+        let loop = try EventLoop()
+        loop.attach(server)
+        let thread = try LoopThread(loop, name: "object manager test loop")
+        defer { try? thread.stop() }
+        try body(server, try Connection(.address(bus.address)))
+    }
+
+    static func getManagedObjects(_ client: Connection) throws -> Message {
+        try client.call(
+            try Message.methodCall(
+                destination: Self.name, path: "/m", interface: .objectManager, member: "GetManagedObjects"),
+            timeout: .seconds(20))
+    }
+
+    @Test func everyObjectIsListedWithItsProperties() throws {
+        try Self.withManager(objects: 1_000, maximumMessageSize: 128 << 20) { _, client in
+            let reply = try Self.getManagedObjects(client)
+            #expect(reply.signature == "a{oa{sa{sv}}}")
+            guard case .array(_, let entries) = try reply.arguments().first else {
+                Issue.record("no array in \(reply.signature)")
+                return
+            }
+            #expect(entries.count == 1_000)
+            #expect(entries.first == .dictEntry(
+                key: .objectPath("/m/o/0"),
+                value: .dictionary(key: "s", value: "a{sv}", [(.string("a.Object"), .properties([("Label", .string(Self.label))]))])))
+        }
+    }
+
+    @Test func aReplyLargerThanTheBusAcceptsIsAnErrorAndTheServerStays() throws {
+        try Self.withManager(objects: 1_000, maximumMessageSize: 64 << 10) { server, client in
+            #expect {
+                _ = try Self.getManagedObjects(client)
+            } throws: { error in
+                guard let error = error as? BusError else { return false }
+                return error.name == .limitsExceeded && error.message.contains("65536 bytes")
+            }
+            #expect(server.isConnected)
+            // Still answering: a Ping gets its reply.
+            _ = try client.call(
+                try Message.methodCall(destination: Self.name, path: "/m", interface: "org.freedesktop.DBus.Peer", member: "Ping"),
+                timeout: .seconds(10))
+        }
+    }
+}
