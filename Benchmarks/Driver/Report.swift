@@ -86,13 +86,13 @@ struct Report {
         if !scale.isEmpty {
             var holding = Table([
                 "live activities", "connections", "begin all", "RSS", "GetManagedObjects", "of which service CPU",
-                "release of 1,024",
+                "same bytes client to client", "release of 1,024",
             ])
             for row in scale {
                 holding.add([
                     String(row.live), String(row.connections), fixed(Double(row.beginNanoseconds) / 1e9, 2) + " s",
                     mebibytes(row.rss), fixed(Double(row.managedObjectsNanoseconds) / 1e6, 1) + " ms",
-                    fixed(Double(row.managedObjectsCPU) / 1e6, 1) + " ms",
+                    fixed(Double(row.managedObjectsCPU) / 1e6, 1) + " ms", fixed(Double(row.relayNanoseconds) / 1e6, 1) + " ms",
                     row.releaseNanoseconds.map { fixed(Double($0) / 1e6, 1) + " ms" } ?? "–",
                 ])
             }
@@ -130,6 +130,7 @@ struct Report {
                 ratios.append("scale-bytes \(fixed(runs.map(\.bytesPerUpdate).max() ?? 0, 0))")
                 ratios.append("scale-rss \(mebibytes(last.rss))")
                 ratios.append("scale-gmo \(fixed(Double(last.managedObjectsNanoseconds) / 1e9, 2)) s")
+                ratios.append("scale-gmo/relay \(fixed(Double(last.managedObjectsNanoseconds) / Double(max(last.relayNanoseconds, 1))))")
             }
         }
         say("")

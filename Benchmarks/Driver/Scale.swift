@@ -26,6 +26,9 @@ struct ScaleFigures {
     /// The service's CPU time for GetManagedObjects; the rest of the wait is the bus and the
     /// caller moving and checking the reply.
     var managedObjectsCPU: UInt64
+    /// The same reply's contents sent from one client to another through the bus, as a signal:
+    /// what moving and checking them costs the bus and the receiver, with no service involved.
+    var relayNanoseconds: UInt64
     /// One owner with 1,024 activities leaving: until the watcher has every InterfacesRemoved
     /// and the new Count.
     var releaseNanoseconds: UInt64?
@@ -108,16 +111,18 @@ enum Scale {
         let reader = try bus.connect()
         let managedCPUBefore = ProcessStats.sample(child.pid).cpuNanoseconds
         let managedStart = Clock.now
+        let managedObjects: Message
         do {
             let request = try Message.methodCall(
                 destination: NetActivityBus.name, path: NetActivityBus.path, interface: .objectManager,
                 member: "GetManagedObjects")
-            _ = try reader.call(request, timeout: .seconds(60))
+            managedObjects = try reader.call(request, timeout: .seconds(60))
         } catch {
             throw BenchError("GetManagedObjects failed: \(error)")
         }
         let managedObjectsNanoseconds = Clock.now - managedStart
         let managedObjectsCPU = ProcessStats.sample(child.pid).cpuNanoseconds - managedCPUBefore
+        let relayNanoseconds = try relay(managedObjects, on: bus)
 
         var releaseNanoseconds: UInt64?
         if perOwner == NetActivityBus.Limits.activitiesPerOwner {
@@ -127,6 +132,7 @@ enum Scale {
         return ScaleFigures(
             live: live, connections: count, beginNanoseconds: beginNanoseconds, rss: rss,
             managedObjectsNanoseconds: managedObjectsNanoseconds, managedObjectsCPU: managedObjectsCPU,
+            relayNanoseconds: relayNanoseconds,
             releaseNanoseconds: releaseNanoseconds,
             updates: updates)
     }
@@ -178,6 +184,32 @@ enum Scale {
             nanoseconds: nanoseconds, serviceCPU: serviceCPU, watcherBytes: watcher.stop())
     }
 
+    /// Sends `reply`'s arguments as a signal from one client to another and times it from the
+    /// send until the receiver has the whole message, checked by its libdbus as any reply is.
+    private static func relay(_ reply: Message, on bus: Bus) throws(BenchError) -> UInt64 {
+        let sender = try bus.connect()
+        let receiver = try bus.connect()
+        let signal: Message
+        do {
+            try receiver.addMatch("type='signal',sender='\(sender.uniqueName)',member='Relay'")
+            _ = try receiver.call(try Calls.pingBus())
+            signal = try Message.signal(
+                path: "/io/github/netactivity/Bench", interface: "io.github.netactivity.Bench", member: "Relay",
+                arguments: try reply.arguments())
+        } catch {
+            throw BenchError("preparing the relay failed: \(error)")
+        }
+        let start = Clock.now
+        // The sender's socket takes a fraction of 40 MB at a time: another thread writes the
+        // rest while this one reads.
+        let writing = Flusher(sender, signal)
+        defer { writing.join() }
+        while let message = receiver.readMessage(timeout: .seconds(30)) {
+            if message.member?.rawValue == "Relay" { return Clock.now - start }
+        }
+        throw BenchError("the relayed reply did not arrive within 30 s")
+    }
+
     /// Closes `owner`'s connection and times until a watcher has seen every InterfacesRemoved
     /// and then the Count that follows them.
     private static func release(
@@ -200,6 +232,27 @@ enum Scale {
         throw BenchError("the release of \(activities) activities was not seen within 10 s (\(removed) removed)")
     }
 
+}
+
+/// Sends a message and writes it out on a thread of its own.
+private final class Flusher: @unchecked Sendable {
+    private let connection: Connection
+    private let message: Message
+    private var thread = pthread_t()
+
+    init(_ connection: Connection, _ message: Message) {
+        self.connection = connection
+        self.message = message
+        let box = Unmanaged.passRetained(self).toOpaque()
+        pthread_create(&thread, nil, { box in
+            let flusher = Unmanaged<Flusher>.fromOpaque(box!).takeRetainedValue()
+            _ = try? flusher.connection.send(flusher.message)
+            flusher.connection.flush()
+            return nil
+        }, box)
+    }
+
+    func join() { pthread_join(thread, nil) }
 }
 
 /// A connection subscribed to every signal of the service, read on a thread of its own, that
