@@ -14,8 +14,8 @@ struct Options {
     var warmupMilliseconds = 100
     var latencySamples = 200
     var idleSeconds = 5
-    /// Seconds of UpdateActivity calls per row of the scale table.
-    var scaleSeconds = 2
+    /// Pairs of UpdateActivity windows per row and pattern of the scale table.
+    var scaleRounds = 7
     /// Case names to run (all when empty): steady-seq, steady-seq-1cpu, steady-pipe, toggle-seq,
     /// toggle-seq-1cpu, toggle-pipe, begin-end-seq, begin-end-seq-1cpu, begin-end-pipe, latency,
     /// footprint, scale.
@@ -44,7 +44,8 @@ struct Options {
           --warmup-ms N           warm-up before each window (default 100)
           --latency-samples N     signal latency samples per contender and round (default 200)
           --idle-seconds N        idle observation (default 5)
-          --scale-seconds N       UpdateActivity calls per row of the scale table (default 2)
+          --scale-rounds N        pairs of 300 ms UpdateActivity windows per row and pattern of
+                                  the scale table (default 7)
           --only A,B              run only these: steady-seq steady-seq-1cpu steady-pipe
                                   toggle-seq toggle-seq-1cpu toggle-pipe begin-end-seq
                                   begin-end-seq-1cpu begin-end-pipe latency footprint scale
@@ -75,7 +76,7 @@ struct Options {
             case "--warmup-ms": options.warmupMilliseconds = number(argument, minimum: 0)
             case "--latency-samples": options.latencySamples = number(argument)
             case "--idle-seconds": options.idleSeconds = number(argument)
-            case "--scale-seconds": options.scaleSeconds = number(argument)
+            case "--scale-rounds": options.scaleRounds = number(argument)
             case "--only": options.only = Set(value(argument).split(separator: ",").map(String.init))
             case "--verbose": options.verbose = true
             case "--wrap": options.wrapper = value(argument).split(separator: " ").map(String.init)

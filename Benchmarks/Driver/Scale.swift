@@ -7,15 +7,15 @@ import Glibc
 
 /// Which activities a run of `UpdateActivity` calls goes to.
 enum UpdatePattern: Equatable {
+    /// One activity over and over while the others stay live: what holding them costs a change.
+    case oneActivity
     /// Every live activity in turn: each update is the first change of its object in its
     /// throttle window, so each sends a `PropertiesChanged` of its own.
     case everyActivityInTurn
-    /// One activity over and over while the others stay live: what holding them costs a change.
-    case oneActivity
 }
 
 /// The service holding `live` activities: what beginning, holding, listing and releasing
-/// them costs.
+/// them costs, and what an update costs with them live.
 struct ScaleFigures {
     var live: Int
     var connections: Int
@@ -35,158 +35,217 @@ struct ScaleFigures {
     var updates: [UpdateFigures]
 }
 
-/// A run of `UpdateActivity` calls against the service.
+/// `UpdateActivity` windows against a service, each beside one against its reference.
 struct UpdateFigures {
     var live: Int
     var pattern: UpdatePattern
-    var updates: Int
-    var nanoseconds: UInt64
-    var serviceCPU: UInt64
-    /// Bytes a watcher subscribed to every signal of the service received for the updates.
-    var watcherBytes: Int
-
-    var perSecond: Double { Double(updates) / (Double(nanoseconds) / 1e9) }
-    var cpuPerUpdate: Double { Double(serviceCPU) / Double(max(updates, 1)) }
-    var bytesPerUpdate: Double { Double(watcherBytes) / Double(max(updates, 1)) }
+    /// Medians over the windows.
+    var perSecond: Double
+    var cpuPerUpdate: Double
+    var bytesPerUpdate: Double
+    /// Medians of each window's figure over its adjacent reference window's.
+    var rateRatio: Double
+    var cpuRatio: Double
+    /// How many live activities the reference held.
+    var referenceLive: Int
 }
 
 /// `UpdateActivity` with 1 to 65,536 live activities (256-byte labels): what one change costs
 /// the service and each watcher must not grow with the number of activities.
 ///
 /// A change costs the service a reply and, unless the throttle merges it, a signal. So each
-/// run is compared with one that sends as many signals per update: updates to one of the
-/// activities (merged by its throttle) with the 1-activity row, updates to each in turn (a
-/// signal each) with the 1,024 row, the fewest activities at which every update is the first
+/// pattern is compared with a reference that sends as many signals per update: updates to one
+/// of the activities (merged by its throttle) with a service holding 1 activity, updates to each
+/// in turn (a signal each) with one holding 1,024, the fewest at which every update is the first
 /// of its object's window. What remains between the two is what the other live activities cost.
+/// The references run on buses of their own for the whole measurement, so their windows
+/// alternate with the measured service's, as the throughput rows' do with their floors: on a
+/// shared machine two 2-second runs a minute apart differ by more than what is measured.
 enum Scale {
-    static let rows: [(live: Int, connections: Int)] = [(1, 1), (1_024, 1), (16 * 1_024, 16), (64 * 1_024, 64)]
+    static let rows: [(live: Int, connections: Int)] = [(1_024, 1), (16 * 1_024, 16), (64 * 1_024, 64)]
     static let inFlight = 32
     static let label = String(repeating: "x", count: NetActivityBus.Limits.labelBytes)
+    static let windowMilliseconds: UInt64 = 300
 
-    static func measure(service path: String, on bus: Bus, seconds: Int, wrapper: [String]) throws(BenchError) -> [ScaleFigures] {
-        try rows.map { row throws(BenchError) in
-            try measure(service: path, live: row.live, connections: row.connections, on: bus, seconds: seconds, wrapper: wrapper)
+    static func measure(service path: String, on bus: Bus, rounds: Int, wrapper: [String]) throws(BenchError) -> [ScaleFigures] {
+        let one = try Holder(service: path, live: 1, connections: 1, bus: try Bus(), wrapper: wrapper)
+        let each = try Holder(service: path, live: 1_024, connections: 1, bus: try Bus(), wrapper: wrapper)
+        defer {
+            one.stop()
+            each.stop()
         }
+        var figures = [try one.holding(updates: [])]
+        for row in rows {
+            let holder = try Holder(service: path, live: row.live, connections: row.connections, bus: bus, wrapper: wrapper)
+            defer { holder.stop() }
+            let updates = [
+                try compare(holder, against: one, .oneActivity, rounds: rounds),
+                try compare(holder, against: each, .everyActivityInTurn, rounds: rounds),
+            ]
+            figures.append(try holder.holding(updates: updates))
+        }
+        return figures
     }
 
-    /// The run `run` is compared with: for updates to one activity, the 1-activity run; for
-    /// updates to each activity in turn, the 1,024-activity one, the fewest at which each
-    /// update is a change of its own.
-    static func reference(for run: UpdateFigures, in figures: [ScaleFigures]) -> UpdateFigures? {
-        let live = run.pattern == .oneActivity ? 1 : 1_024
-        return figures.lazy.flatMap(\.updates).first { $0.live == live && $0.pattern == run.pattern }
-    }
-
-    private static func measure(
-        service path: String, live: Int, connections count: Int, on bus: Bus, seconds: Int, wrapper: [String]
-    ) throws(BenchError) -> ScaleFigures {
-        let child = try Contender.service(path: path, arguments: []).start(on: bus, wrapper: wrapper)
-        defer { try? Contender.stop(child, on: bus) }
-        var owners: [(connection: Connection, ids: [UInt32])] = []
-        for _ in 0..<count { owners.append((try bus.connect(), [])) }
-
-        let beginStart = Clock.now
-        let perOwner = live / count
-        for index in owners.indices {
-            let begins = try (0..<perOwner).map { _ throws(BenchError) in
-                try Calls.checked(NetActivityBus.Member.beginActivity, [.string(label)])
-            }
-            owners[index].ids = try Calls.pipeline(owners[index].connection, begins)
-                .map { reply throws(BenchError) in
-                    guard let id = (try? reply.arguments())?.first?.uint32 else { throw BenchError("BeginActivity refused") }
-                    return id
-                }
-        }
-        let beginNanoseconds = Clock.now - beginStart
-        Clock.sleep(milliseconds: 1_300)
-
-        let patterns: [UpdatePattern] = live == 1 ? [.oneActivity] : [.oneActivity, .everyActivityInTurn]
-        var updates: [UpdateFigures] = []
-        for pattern in patterns {
-            updates.append(
-                try update(owners, pattern, seconds: seconds, service: child, on: bus))
-        }
-        let rss = Memory.sample(child.pid).rss
-
-        let reader = try bus.connect()
-        let managedCPUBefore = ProcessStats.sample(child.pid).cpuNanoseconds
-        let managedStart = Clock.now
-        let managedObjects: Message
-        do {
-            let request = try Message.methodCall(
-                destination: NetActivityBus.name, path: NetActivityBus.path, interface: .objectManager,
-                member: "GetManagedObjects")
-            managedObjects = try reader.call(request, timeout: .seconds(60))
-        } catch {
-            throw BenchError("GetManagedObjects failed: \(error)")
-        }
-        let managedObjectsNanoseconds = Clock.now - managedStart
-        let managedObjectsCPU = ProcessStats.sample(child.pid).cpuNanoseconds - managedCPUBefore
-        let relayNanoseconds = try relay(managedObjects, on: bus)
-
-        var releaseNanoseconds: UInt64?
-        if perOwner == NetActivityBus.Limits.activitiesPerOwner {
-            var leaving: Connection? = owners.removeLast().connection
-            releaseNanoseconds = try release(&leaving, activities: perOwner, watchedOn: bus)
-        }
-        return ScaleFigures(
-            live: live, connections: count, beginNanoseconds: beginNanoseconds, rss: rss,
-            managedObjectsNanoseconds: managedObjectsNanoseconds, managedObjectsCPU: managedObjectsCPU,
-            relayNanoseconds: relayNanoseconds,
-            releaseNanoseconds: releaseNanoseconds,
-            updates: updates)
-    }
-
-    /// `seconds` of `UpdateActivity` calls, 32 in flight from one owner at a time, while a
-    /// watcher counts the bytes of every signal.
-    private static func update(
-        _ owners: [(connection: Connection, ids: [UInt32])], _ pattern: UpdatePattern, seconds: Int, service child: Child,
-        on bus: Bus
+    /// `rounds` windows of `pattern` on `holder`, each beside one on `reference`, in turns.
+    private static func compare(
+        _ holder: Holder, against reference: Holder, _ pattern: UpdatePattern, rounds: Int
     ) throws(BenchError) -> UpdateFigures {
-        let live = owners.reduce(0) { $0 + $1.ids.count }
-        let watcher = try Watcher(bus: bus)
-        let cpuBefore = ProcessStats.sample(child.pid).cpuNanoseconds
-        let start = Clock.now
-        let deadline = start + UInt64(seconds) * 1_000_000_000
-        var updates = 0
-        var round: UInt64 = 0
-        var cursor = owners.map { _ in 0 }
-        var owner = 0
-        while Clock.now < deadline {
-            let (connection, ids) = owners[owner]
-            var batch: [Message] = []
-            for _ in 0..<inFlight {
-                let id: UInt32
-                switch pattern {
-                case .oneActivity:
-                    id = ids[0]
-                    round += 1
-                case .everyActivityInTurn:
-                    id = ids[cursor[owner]]
-                    cursor[owner] = (cursor[owner] + 1) % ids.count
-                    if cursor[owner] == 0 { round += 1 }
-                }
-                batch.append(
-                    try Calls.checked(
-                        NetActivityBus.Member.updateActivity,
-                        [.uint32(id), .uint64(round * 1_000 + UInt64(updates % 1_000)), .uint64(1 << 40)]))
-                updates += 1
+        var measured: [Window] = []
+        var rates: [Double] = []
+        var cpus: [Double] = []
+        for round in 0..<rounds {
+            let pair: (Window, Window)
+            if round % 2 == 0 {
+                let first = try holder.window(pattern, milliseconds: windowMilliseconds)
+                pair = (first, try reference.window(pattern, milliseconds: windowMilliseconds))
+            } else {
+                let second = try reference.window(pattern, milliseconds: windowMilliseconds)
+                pair = (try holder.window(pattern, milliseconds: windowMilliseconds), second)
             }
-            _ = try Calls.pipeline(connection, batch)
-            if pattern == .everyActivityInTurn { owner = (owner + 1) % owners.count }
+            measured.append(pair.0)
+            rates.append(pair.0.perSecond / pair.1.perSecond)
+            cpus.append(pair.0.cpuPerUpdate / pair.1.cpuPerUpdate)
         }
-        let nanoseconds = Clock.now - start
-        let serviceCPU = ProcessStats.sample(child.pid).cpuNanoseconds - cpuBefore
-        // The last throttled values go out by the end of their window.
-        Clock.sleep(milliseconds: 200)
         return UpdateFigures(
-            live: live, pattern: pattern, updates: updates,
-            nanoseconds: nanoseconds, serviceCPU: serviceCPU, watcherBytes: watcher.stop())
+            live: holder.live, pattern: pattern, perSecond: median(measured.map(\.perSecond)),
+            cpuPerUpdate: median(measured.map(\.cpuPerUpdate)), bytesPerUpdate: median(measured.map(\.bytesPerUpdate)),
+            rateRatio: median(rates), cpuRatio: median(cpus), referenceLive: reference.live)
+    }
+
+    private static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+    }
+
+    /// One window of `UpdateActivity` calls.
+    struct Window {
+        var updates: Int
+        var nanoseconds: UInt64
+        var serviceCPU: UInt64
+        var watcherBytes: Int
+
+        var perSecond: Double { Double(updates) / (Double(nanoseconds) / 1e9) }
+        var cpuPerUpdate: Double { Double(serviceCPU) / Double(max(updates, 1)) }
+        var bytesPerUpdate: Double { Double(watcherBytes) / Double(max(updates, 1)) }
+    }
+
+    /// A service on `bus` holding `live` activities, begun pipelined from `connections`
+    /// connections (1,024 each).
+    private final class Holder {
+        let live: Int
+        let bus: Bus
+        let child: Child
+        var owners: [(connection: Connection, ids: [UInt32])] = []
+        let beginNanoseconds: UInt64
+        private var cursor: [Int]
+        private var owner = 0
+        private var round: UInt64 = 0
+        private var sent = 0
+
+        init(service path: String, live: Int, connections count: Int, bus: Bus, wrapper: [String]) throws(BenchError) {
+            self.live = live
+            self.bus = bus
+            child = try Contender.service(path: path, arguments: []).start(on: bus, wrapper: wrapper)
+            for _ in 0..<count { owners.append((try bus.connect(), [])) }
+            let start = Clock.now
+            for index in owners.indices {
+                let begins = try (0..<(live / count)).map { _ throws(BenchError) in
+                    try Calls.checked(NetActivityBus.Member.beginActivity, [.string(Scale.label)])
+                }
+                owners[index].ids = try Calls.pipeline(owners[index].connection, begins)
+                    .map { reply throws(BenchError) in
+                        guard let id = (try? reply.arguments())?.first?.uint32 else { throw BenchError("BeginActivity refused") }
+                        return id
+                    }
+            }
+            beginNanoseconds = Clock.now - start
+            cursor = owners.map { _ in 0 }
+            // Past the activation delay, so Visible has settled before anything is measured.
+            Clock.sleep(milliseconds: 1_300)
+        }
+
+        func stop() {
+            owners.removeAll()
+            try? Contender.stop(child, on: bus)
+        }
+
+        /// `milliseconds` of `UpdateActivity` calls, 32 in flight from one owner at a time,
+        /// while a watcher counts the bytes of every signal.
+        func window(_ pattern: UpdatePattern, milliseconds: UInt64) throws(BenchError) -> Window {
+            let watcher = try Watcher(bus: bus)
+            let cpuBefore = ProcessStats.sample(child.pid).cpuNanoseconds
+            let start = Clock.now
+            let deadline = start + milliseconds * 1_000_000
+            var updates = 0
+            while Clock.now < deadline {
+                let (connection, ids) = owners[pattern == .oneActivity ? 0 : owner]
+                var batch: [Message] = []
+                for _ in 0..<Scale.inFlight {
+                    let id: UInt32
+                    switch pattern {
+                    case .oneActivity:
+                        id = ids[0]
+                        round += 1
+                    case .everyActivityInTurn:
+                        id = ids[cursor[owner]]
+                        cursor[owner] = (cursor[owner] + 1) % ids.count
+                        if cursor[owner] == 0 { round += 1 }
+                    }
+                    sent += 1
+                    batch.append(
+                        try Calls.checked(
+                            NetActivityBus.Member.updateActivity,
+                            [.uint32(id), .uint64(round * 1_000 + UInt64(sent % 1_000)), .uint64(1 << 40)]))
+                    updates += 1
+                }
+                _ = try Calls.pipeline(connection, batch)
+                if pattern == .everyActivityInTurn { owner = (owner + 1) % owners.count }
+            }
+            let nanoseconds = Clock.now - start
+            let serviceCPU = ProcessStats.sample(child.pid).cpuNanoseconds - cpuBefore
+            // The last throttled values go out by the end of their window (50 ms).
+            Clock.sleep(milliseconds: 80)
+            return Window(updates: updates, nanoseconds: nanoseconds, serviceCPU: serviceCPU, watcherBytes: watcher.stop())
+        }
+
+        /// What holding the activities costs: RSS, GetManagedObjects, its bytes between two
+        /// clients, and one owner with 1,024 of them leaving.
+        func holding(updates: [UpdateFigures]) throws(BenchError) -> ScaleFigures {
+            let rss = Memory.sample(child.pid).rss
+            let reader = try bus.connect()
+            let managedCPUBefore = ProcessStats.sample(child.pid).cpuNanoseconds
+            let managedStart = Clock.now
+            let managedObjects: Message
+            do {
+                let request = try Message.methodCall(
+                    destination: NetActivityBus.name, path: NetActivityBus.path, interface: .objectManager,
+                    member: "GetManagedObjects")
+                managedObjects = try reader.call(request, timeout: .seconds(60))
+            } catch {
+                throw BenchError("GetManagedObjects failed: \(error)")
+            }
+            let managedObjectsNanoseconds = Clock.now - managedStart
+            let managedObjectsCPU = ProcessStats.sample(child.pid).cpuNanoseconds - managedCPUBefore
+            let relayNanoseconds = try Scale.relay(managedObjects, on: bus)
+
+            var releaseNanoseconds: UInt64?
+            let perOwner = live / owners.count
+            if perOwner == NetActivityBus.Limits.activitiesPerOwner {
+                var leaving: Connection? = owners.removeLast().connection
+                releaseNanoseconds = try Scale.release(&leaving, activities: perOwner, watchedOn: bus)
+            }
+            return ScaleFigures(
+                live: live, connections: owners.count + (releaseNanoseconds == nil ? 0 : 1),
+                beginNanoseconds: beginNanoseconds, rss: rss, managedObjectsNanoseconds: managedObjectsNanoseconds,
+                managedObjectsCPU: managedObjectsCPU, relayNanoseconds: relayNanoseconds,
+                releaseNanoseconds: releaseNanoseconds, updates: updates)
+        }
     }
 
     /// Sends `reply`'s arguments as a signal from one client to another and times it from the
     /// send until the receiver has the whole message, checked by its libdbus as any reply is.
-    private static func relay(_ reply: Message, on bus: Bus) throws(BenchError) -> UInt64 {
+    fileprivate static func relay(_ reply: Message, on bus: Bus) throws(BenchError) -> UInt64 {
         let sender = try bus.connect()
         let receiver = try bus.connect()
         let signal: Message
@@ -212,7 +271,7 @@ enum Scale {
 
     /// Closes `owner`'s connection and times until a watcher has seen every InterfacesRemoved
     /// and then the Count that follows them.
-    private static func release(
+    fileprivate static func release(
         _ owner: inout Connection?, activities: Int, watchedOn bus: Bus
     ) throws(BenchError) -> UInt64 {
         let watcher = try bus.connect()
