@@ -28,6 +28,7 @@ public final class ObjectServer {
     private let emptyReplies = EmptyReplies()
     private let recentSignals = RecentSignals()
     private let signalShapes = SignalShapes()
+    let removalSignals = RemovalSignals()
 
     /// Starts answering method calls on `connection`, the one server it may have.
     public init(connection: Connection) {

@@ -152,13 +152,15 @@ struct RawMessage {
     /// Sets the object path; false when libdbus runs out of memory.
     func setPath(_ path: UnsafePointer<CChar>) -> Bool { dbus_message_set_path(pointer, path) != 0 }
 
-    /// The first byte of the body, when the first argument is a string (its 4-byte length):
-    /// found through the pointer libdbus hands out to the string's characters, which lie in the
-    /// body itself. Only for writing fixed-size values into an unsent copy (`SignalShapes`).
+    /// The first byte of the body, when the first argument is a string or an object path (its
+    /// 4-byte length): found through the pointer libdbus hands out to the characters, which lie
+    /// in the body itself. Only for writing values of unchanged size into an unsent copy
+    /// (`SignalShapes`, `RemovalSignals`).
     var bodyStart: UnsafeMutableRawPointer? {
         var iter = DBusMessageIter()
-        guard dbus_message_iter_init(pointer, &iter) != 0, dbus_message_iter_get_arg_type(&iter) == CDBus_TYPE_STRING
-        else { return nil }
+        guard dbus_message_iter_init(pointer, &iter) != 0 else { return nil }
+        let type = dbus_message_iter_get_arg_type(&iter)
+        guard type == CDBus_TYPE_STRING || type == CDBus_TYPE_OBJECT_PATH else { return nil }
         var characters: UnsafePointer<CChar>?
         dbus_message_iter_get_basic(&iter, &characters)
         return characters.map { UnsafeMutableRawPointer(mutating: $0) - 4 }
