@@ -20,7 +20,7 @@ public struct ReplyWriter: ~Copyable {
     }
 
     /// Bytes written so far, header included.
-    var count: Int { body.bytes.count }
+    var count: Int { body.count }
 
     /// Appends one value.
     public mutating func append(_ value: Value) {

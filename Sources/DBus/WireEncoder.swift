@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Marshals values into D-Bus wire format (little-endian), without libdbus.
 ///
 /// For replies too large to build well through libdbus's type writer (an ObjectManager's
@@ -10,13 +14,29 @@
 /// Offsets are counted from the start of `bytes`, which must be 8-aligned within the message:
 /// a body always is, and a whole message (header first) starts at 0.
 struct WireEncoder {
-    private(set) var bytes: [UInt8] = []
+    /// Where the bytes live: one growable allocation, shared by copies of the encoder until one
+    /// of them writes (then that one copies it first, as an array would). Not an `[UInt8]`:
+    /// a reply over tens of thousands of objects is a million small appends, and an array's
+    /// checks on each cost more than the bytes (see docs/benchmarks.md, "Scale").
+    private var buffer: Buffer?
+    /// Bytes written so far.
+    private(set) var count = 0
+
+    /// A copy of the bytes written.
+    var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    /// Calls `body` with the bytes written, valid only during the call.
+    func withUnsafeBytes<Result, Failure: Error>(
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try body(UnsafeRawBufferPointer(start: buffer?.base, count: count))
+    }
 
     /// Appends `value`. Nothing is checked here: values that break the rules (a NUL in a
     /// string, an element of another type than its array's) make bytes libdbus refuses.
     mutating func append(_ value: Value) {
         switch value {
-        case .byte(let number): bytes.append(number)
+        case .byte(let number): write(number)
         case .boolean(let flag): appendInteger(UInt32(flag ? 1 : 0))
         case .int16(let number): appendInteger(number)
         case .uint16(let number): appendInteger(number)
@@ -64,64 +84,126 @@ struct WireEncoder {
         of element: Signature, _ fill: (inout WireEncoder) throws(Failure) -> Void
     ) throws(Failure) {
         pad(to: 4)
-        let lengthOffset = bytes.count
-        bytes.append(contentsOf: [0, 0, 0, 0])
+        let lengthOffset = count
+        write(UInt32(0))
         pad(to: Self.alignment(of: element.rawValue.utf8.first ?? 0))
-        let start = bytes.count
+        let start = count
         try fill(&self)
-        patch(UInt32(truncatingIfNeeded: bytes.count - start), at: lengthOffset)
+        patch(UInt32(truncatingIfNeeded: count - start), at: lengthOffset)
     }
 
     mutating func reserveCapacity(_ capacity: Int) {
-        bytes.reserveCapacity(capacity)
+        if (buffer?.capacity ?? 0) < capacity { grow(to: capacity) }
     }
 
     /// Overwrites the four bytes at `offset` with `number`.
     mutating func patch(_ number: UInt32, at offset: Int) {
-        withUnsafeBytes(of: number.littleEndian) { number in
-            for index in 0..<4 { bytes[offset + index] = number[index] }
-        }
+        precondition(offset >= 0 && offset + 4 <= count, "patching outside the bytes written")
+        (room(0) - count + offset).storeBytes(of: number.littleEndian, as: UInt32.self)
     }
 
     /// The length of the message header these bytes start with, padding included: 16 fixed
     /// bytes and the array of header fields, whose length is the fixed part's last 4 bytes.
     var headerLength: Int {
-        let fields = Int(bytes[12]) | Int(bytes[13]) << 8 | Int(bytes[14]) << 16 | Int(bytes[15]) << 24
+        let fields = withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self))) }
         return (16 + fields + 7) / 8 * 8
     }
 
     /// Appends raw bytes, for a message's fixed header.
     mutating func appendBytes(_ raw: [UInt8]) {
-        bytes.append(contentsOf: raw)
+        raw.withUnsafeBytes { write($0) }
     }
 
     /// Pads with zeros to a multiple of `boundary`.
     mutating func pad(to boundary: Int) {
-        let remainder = bytes.count % boundary
-        if remainder != 0 { bytes.append(contentsOf: repeatElement(0, count: boundary - remainder)) }
+        let remainder = count % boundary
+        guard remainder != 0 else { return }
+        let padding = boundary - remainder
+        room(padding).initializeMemory(as: UInt8.self, repeating: 0, count: padding)
+        count += padding
     }
 
     private mutating func appendInteger<Number: FixedWidthInteger>(_ number: Number) {
         pad(to: MemoryLayout<Number>.size)
-        withUnsafeBytes(of: number.littleEndian) { bytes.append(contentsOf: $0) }
+        write(number)
     }
 
     private mutating func appendString(_ text: String) {
-        var text = text
-        text.withUTF8 { utf8 in
-            appendInteger(UInt32(utf8.count))
-            bytes.append(contentsOf: utf8)
+        pad(to: 4)
+        Self.withUTF8(text) { utf8 in
+            write(UInt32(utf8.count))
+            write(UnsafeRawBufferPointer(utf8))
         }
-        bytes.append(0)
+        write(UInt8(0))
     }
 
     private mutating func appendSignature(_ text: String) {
-        var text = text
-        text.withUTF8 { utf8 in
-            bytes.append(UInt8(utf8.count))
-            bytes.append(contentsOf: utf8)
+        Self.withUTF8(text) { utf8 in
+            write(UInt8(truncatingIfNeeded: utf8.count))
+            write(UnsafeRawBufferPointer(utf8))
         }
-        bytes.append(0)
+        write(UInt8(0))
+    }
+
+    /// `text`'s UTF-8 without copying it when, as almost always, it is stored contiguously.
+    private static func withUTF8(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        if text.utf8.withContiguousStorageIfAvailable(body) == nil {
+            Array(text.utf8).withUnsafeBufferPointer(body)
+        }
+    }
+
+    // MARK: - The buffer
+
+    private final class Buffer {
+        private(set) var base: UnsafeMutableRawPointer
+        private(set) var capacity: Int
+
+        init(capacity: Int) {
+            guard let base = malloc(capacity) else { fatalError("out of memory for \(capacity) bytes") }
+            self.base = base
+            self.capacity = capacity
+        }
+
+        func resize(to capacity: Int) {
+            guard let base = realloc(base, capacity) else { fatalError("out of memory for \(capacity) bytes") }
+            self.base = base
+            self.capacity = capacity
+        }
+
+        deinit { free(base) }
+    }
+
+    /// Where the next `extra` bytes go: the encoder's own buffer (copied first if a copy of the
+    /// encoder shares it), with room for them. The caller writes them and adds to `count`.
+    @inline(__always)
+    private mutating func room(_ extra: Int) -> UnsafeMutableRawPointer {
+        if !isKnownUniquelyReferenced(&buffer) || buffer.unsafelyUnwrapped.capacity - count < extra {
+            grow(to: count + extra)
+        }
+        return buffer.unsafelyUnwrapped.base + count
+    }
+
+    private mutating func grow(to needed: Int) {
+        let capacity = Swift.max(needed, (buffer?.capacity ?? 0) * 2, 64)
+        // Uniqueness first: binding the buffer to a name would be a second reference.
+        if isKnownUniquelyReferenced(&buffer), let buffer {
+            buffer.resize(to: capacity)
+            return
+        }
+        let fresh = Buffer(capacity: capacity)
+        if let buffer, count > 0 { fresh.base.copyMemory(from: buffer.base, byteCount: count) }
+        buffer = fresh
+    }
+
+    private mutating func write<Number: FixedWidthInteger>(_ number: Number) {
+        room(MemoryLayout<Number>.size).storeBytes(of: number.littleEndian, as: Number.self)
+        count += MemoryLayout<Number>.size
+    }
+
+    private mutating func write(_ raw: UnsafeRawBufferPointer) {
+        guard let source = raw.baseAddress, raw.count > 0 else { return }
+        room(raw.count).copyMemory(from: source, byteCount: raw.count)
+        count += raw.count
     }
 
     /// The alignment of a value whose signature starts with `code`.

@@ -25,9 +25,15 @@ public enum NetActivityBus {
     public static func activityID(at path: String) -> UInt32? {
         let prefix = activitiesPath.rawValue + "/"
         guard path.hasPrefix(prefix) else { return nil }
-        let digits = path.utf8.dropFirst(prefix.utf8.count)
+        return activityID(named: path.dropFirst(prefix.count))
+    }
+
+    /// The activity id an activity object's last path element names (`7` for
+    /// `…/activity/7`): decimal, without leading zeros; nil for any other name.
+    public static func activityID(named name: Substring) -> UInt32? {
+        let digits = name.utf8
         guard !digits.isEmpty, digits.count <= 10, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }),
-            digits.first != 48, let id = UInt32(Substring(digits))
+            digits.first != 48, let id = UInt32(name)
         else { return nil }
         return id
     }

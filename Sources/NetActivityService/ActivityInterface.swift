@@ -58,20 +58,22 @@ extension Service {
     /// `io.github.netactivity.NetActivity1.Activity` on the object of `activity`.
     func makeActivityInterface(_ activity: Activity) -> Interface {
         typealias Name = NetActivityBus.ActivityProperty
-        let attribution = attributions[activity.owner]
-        let unknown = NetActivityBus.unknownCredential
+        // One object that every getter captures: a closure capturing a single class reference
+        // needs no context of its own, and GetManagedObjects builds this table for each of up
+        // to 65,536 objects.
+        let object = ActivityObject(activity: activity, attribution: attributions[activity.owner])
         return Interface(
             NetActivityBus.activityInterface,
             properties: [
-                Property(Name.id, .uint32, changeSignal: .constant) { .uint32(activity.id) },
-                Property(Name.label, .string, changeSignal: .constant) { .string(activity.label) },
-                Property(Name.owner, .string, changeSignal: .constant) { .string(activity.owner) },
-                Property(Name.started, .uint64, changeSignal: .constant) { .uint64(activity.started) },
-                Property(Name.completed, .uint64) { .uint64(activity.completed) },
-                Property(Name.total, .uint64) { .uint64(activity.total) },
-                Property(Name.processID, .uint32) { .uint32(attribution?.processID ?? unknown) },
-                Property(Name.userID, .uint32) { .uint32(attribution?.userID ?? unknown) },
-                Property(Name.application, .string) { .string(attribution?.application ?? "") },
+                Property(Name.id, .uint32, changeSignal: .constant) { .uint32(object.activity.id) },
+                Property(Name.label, .string, changeSignal: .constant) { .string(object.activity.label) },
+                Property(Name.owner, .string, changeSignal: .constant) { .string(object.activity.owner) },
+                Property(Name.started, .uint64, changeSignal: .constant) { .uint64(object.activity.started) },
+                Property(Name.completed, .uint64) { .uint64(object.activity.completed) },
+                Property(Name.total, .uint64) { .uint64(object.activity.total) },
+                Property(Name.processID, .uint32) { .uint32(object.attribution?.processID ?? NetActivityBus.unknownCredential) },
+                Property(Name.userID, .uint32) { .uint32(object.attribution?.userID ?? NetActivityBus.unknownCredential) },
+                Property(Name.application, .string) { .string(object.attribution?.application ?? "") },
             ])
     }
 
@@ -115,4 +117,16 @@ extension Signature {
     fileprivate static let uint32: Signature = "u"
     fileprivate static let uint64: Signature = "t"
     fileprivate static let string: Signature = "s"
+}
+
+/// What an activity object's getters read: the activity and its owner's attribution as they
+/// were when the table was made (a table lives for one call or one signal).
+private final class ActivityObject {
+    let activity: Activity
+    let attribution: Attribution?
+
+    init(activity: Activity, attribution: Attribution?) {
+        self.activity = activity
+        self.attribution = attribution
+    }
 }

@@ -77,7 +77,7 @@ public final class Service {
                 names: { [unowned self] in indicator.ledger.activities.map { String($0.id) } },
                 isEmpty: { [unowned self] in indicator.ledger.activityTotal == 0 },
                 interfaces: { [unowned self] name in
-                    guard let id = NetActivityBus.activityID(at: NetActivityBus.activitiesPath.rawValue + "/" + name),
+                    guard let id = NetActivityBus.activityID(named: name),
                         let activity = indicator.ledger.activity(id)
                     else { return nil }
                     return [makeActivityInterface(activity)]

@@ -67,4 +67,27 @@ import Testing
         wire.append(.uint32(3))
         #expect(throws: BusError.self) { try RawMessage.message(from: wire) }
     }
+
+    @Test func aCopyKeepsItsBytesWhenTheOriginalGoesOnWriting() {
+        var original = WireEncoder()
+        original.append(.string("first"))
+        let copy = original
+        original.append(.uint64(9))
+        original.patch(0, at: 0)
+        var expected = WireEncoder()
+        expected.append(.string("first"))
+        #expect(copy.bytes == expected.bytes)
+        #expect(original.count == 24 && copy.count == 10)
+    }
+
+    @Test func bytesSurviveGrowingPastTheReservation() {
+        var encoder = WireEncoder()
+        encoder.reserveCapacity(16)
+        let label = String(repeating: "é", count: 40_000)
+        for _ in 0..<3 { encoder.append(.string(label)) }
+        let bytes = encoder.bytes
+        #expect(bytes.count == 3 * (4 + 80_000 + 1) + 2 * 3)
+        #expect(Array(bytes[0..<4]) == [0x80, 0x38, 0x01, 0x00])
+        #expect(Array(String(decoding: bytes[4..<80_004], as: UTF8.self).utf8) == Array(label.utf8))
+    }
 }

@@ -77,7 +77,13 @@ import Glibc
         let client = try service.probe()
         let id = try client.begin("short")
         try client.call("EndActivity", [.uint32(id)])
-        for path in [NetActivityBus.activityPath(id), NetActivityBus.activityPath(999), "/io/github/netactivity/NetActivity1/activity/x"] as [ObjectPath] {
+        let live = try client.begin("live")
+        // The live one's id written with a leading zero, or past UInt32, names no object either.
+        let other: [ObjectPath] = [
+            "/io/github/netactivity/NetActivity1/activity/x", ObjectPath(unchecked: "/io/github/netactivity/NetActivity1/activity/0\(live)"),
+            ObjectPath(unchecked: "/io/github/netactivity/NetActivity1/activity/\(UInt64(live) + (1 << 32))"),
+        ]
+        for path in [NetActivityBus.activityPath(id), NetActivityBus.activityPath(999)] + other {
             #expect(errorName {
                 try client.call("GetAll", [.string(NetActivityBus.activityInterface.rawValue)], interface: .properties, path: path)
             } == "org.freedesktop.DBus.Error.UnknownObject", "\(path)")

@@ -102,13 +102,13 @@ struct RawMessage {
     /// it receives), so bytes that break the marshalling rules become an error, not a message.
     static func message(from wire: consuming WireEncoder) throws(BusError) -> RawMessage {
         let bodyStart = wire.headerLength
-        guard wire.bytes.count <= Int(Int32.max) else {
-            throw BusError(.limitsExceeded, "a message of \(wire.bytes.count) bytes is longer than D-Bus allows")
+        guard wire.count <= Int(Int32.max) else {
+            throw BusError(.limitsExceeded, "a message of \(wire.count) bytes is longer than D-Bus allows")
         }
-        wire.patch(UInt32(wire.bytes.count - bodyStart), at: 4)
-        let parsed = try wire.bytes.withUnsafeBufferPointer { (buffer) throws(BusError) in
+        wire.patch(UInt32(wire.count - bodyStart), at: 4)
+        let parsed = try wire.withUnsafeBytes { (buffer) throws(BusError) in
             try withDBusError { error in
-                buffer.withMemoryRebound(to: CChar.self) { dbus_message_demarshal($0.baseAddress, Int32(buffer.count), error) }
+                dbus_message_demarshal(buffer.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(buffer.count), error)
             }
         }
         _ = consume wire
