@@ -191,12 +191,12 @@ enum Calls {
             member: member, arguments: arguments)
     }
 
-    static func push() throws(BusError) -> Message { try call("Push") }
-    static func pop() throws(BusError) -> Message { try call("Pop") }
+    static func push() throws(BusError) -> Message { try call(NetActivityBus.Member.push) }
+    static func pop() throws(BusError) -> Message { try call(NetActivityBus.Member.pop) }
     static func begin(_ label: String = "bench download") throws(BusError) -> Message {
-        try call("BeginActivity", [.string(label)])
+        try call(NetActivityBus.Member.beginActivity, [.string(label)])
     }
-    static func end(_ id: UInt32) throws(BusError) -> Message { try call("EndActivity", [.uint32(id)]) }
+    static func end(_ id: UInt32) throws(BusError) -> Message { try call(NetActivityBus.Member.endActivity, [.uint32(id)]) }
 
     /// The bus's own Peer.Ping.
     static func pingBus() throws(BusError) -> Message {
@@ -219,7 +219,7 @@ enum Calls {
             let arguments = try? message.arguments(), arguments.count >= 2,
             let entries = arguments[1].stringKeyedEntries
         else { return nil }
-        return entries["Active"]?.unwrapped?.bool
+        return entries[NetActivityBus.Property.active.rawValue]?.unwrapped?.bool
     }
 
     /// The value of `Count` a PropertiesChanged carries, if it carries one.
@@ -228,7 +228,7 @@ enum Calls {
             let arguments = try? message.arguments(), arguments.count >= 2,
             let entries = arguments[1].stringKeyedEntries
         else { return nil }
-        return entries["Count"]?.unwrapped?.uint32
+        return entries[NetActivityBus.Property.count.rawValue]?.unwrapped?.uint32
     }
 
     /// A call to the service, its failure to build as a `BenchError`.

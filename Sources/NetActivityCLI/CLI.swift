@@ -28,9 +28,9 @@ public enum CLI {
         case .status(let json):
             return status(of: invocation.services, json: json)
         case .push:
-            return counter("Push", on: invocation.bus)
+            return counter(NetActivityBus.Member.push, on: invocation.bus)
         case .pop:
-            return counter("Pop", on: invocation.bus)
+            return counter(NetActivityBus.Member.pop, on: invocation.bus)
         case .run(let label, let command):
             let command = RunCommand(bus: invocation.bus, label: label, command: command)
             return waiting { await command.run() }
