@@ -140,13 +140,8 @@ public final class ObjectServer {
             try connection.send(copy)
             return
         }
-        let signal = try Message.signal(
-            path: path, interface: .properties, member: .propertiesChanged,
-            arguments: [
-                .string(interface.rawValue),
-                .properties(changed.map { ($0.0.rawValue, $0.1) }),
-                .array(element: .string, invalidated.map { .string($0.rawValue) }),
-            ])
+        let signal = try Message.propertiesChanged(
+            path: path, interface: interface, changed: changed, invalidated: invalidated)
         if cacheable { try recentSignals.remember(signal, interface: interface, path: path, changed: changed) }
         if patchable { signalShapes.remember(signal, interface: interface, path: path, changed: changed) }
         try connection.send(signal)
@@ -265,13 +260,4 @@ public final class ObjectServer {
             }
     }
 
-}
-
-// Constants rather than literals at the call site: a literal is validated every time it runs.
-extension MemberName {
-    fileprivate static let propertiesChanged: MemberName = "PropertiesChanged"
-}
-
-extension Signature {
-    fileprivate static let string: Signature = "s"
 }

@@ -5,6 +5,10 @@
 /// libdbus builds one slowly (each value appended rewrites the header's signature field) and
 /// copies one in a small fraction of that (figures in docs/benchmarks.md). Only signals made of
 /// a few basic values are kept, so the cache stays small and quick to search.
+///
+/// A kept signal also serves the same contents at another path, with the path set on the copy:
+/// an owner's attribution reaches each of its objects as one and the same signal, and building
+/// each anew would also push the main object's signals out of the cache.
 final class RecentSignals {
     private struct Entry {
         let interface: InterfaceName
@@ -12,8 +16,8 @@ final class RecentSignals {
         let changed: [(MemberName, Value)]
         let template: Message
 
-        func matches(_ interface: InterfaceName, _ path: ObjectPath, _ changed: [(MemberName, Value)]) -> Bool {
-            self.interface == interface && self.path == path && self.changed.count == changed.count
+        func matches(_ interface: InterfaceName, _ changed: [(MemberName, Value)]) -> Bool {
+            self.interface == interface && self.changed.count == changed.count
                 && zip(self.changed, changed).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
         }
     }
@@ -35,10 +39,20 @@ final class RecentSignals {
     func copy(
         interface: InterfaceName, path: ObjectPath, changed: [(MemberName, Value)]
     ) throws(BusError) -> Message? {
-        guard let index = entries.lastIndex(where: { $0.matches(interface, path, changed) }) else { return nil }
+        guard let index = entries.lastIndex(where: { $0.matches(interface, changed) }) else { return nil }
         let entry = entries[index]
         if index != entries.count - 1 { entries.append(entries.remove(at: index)) }
-        return try entry.template.copy()
+        let copy = try entry.template.copy()
+        if path != entry.path {
+            guard copy.raw.setPath(path) else { throw BusError.outOfMemory }
+            // Another length went through libdbus's setter: keep this one for the next, likely
+            // as long (ids grow digit by digit).
+            if path.rawValue.utf8.count != entry.path.rawValue.utf8.count {
+                entries[entries.count - 1] = Entry(
+                    interface: interface, path: path, changed: entry.changed, template: try copy.copy())
+            }
+        }
+        return copy
     }
 
     /// Keeps a copy of `signal`, whose contents these are, as the most recent; the oldest goes

@@ -34,10 +34,17 @@ final class SignalShapes {
     /// A copy of the kept signal of this shape at `path` carrying `changed`, ready to send; nil
     /// when no signal of this shape is kept (or libdbus runs out of memory).
     func signal(interface: InterfaceName, path: ObjectPath, changed: [(MemberName, Value)]) -> Message? {
-        guard let shape = shapes[Self.key(interface, changed)], let copy = try? shape.template.copy(),
-            path == shape.path || path.rawValue.withCString({ copy.raw.setPath($0) }),
-            let body = copy.raw.bodyStart
-        else { return nil }
+        let key = Self.key(interface, changed)
+        guard let shape = shapes[key], let copy = try? shape.template.copy() else { return nil }
+        if path != shape.path {
+            guard copy.raw.setPath(path) else { return nil }
+            // A path of another length went through libdbus's setter: the next ones are likely
+            // as long as this one (ids grow digit by digit), so keep it for them.
+            if path.rawValue.utf8.count != shape.path.rawValue.utf8.count, let template = try? copy.copy() {
+                shapes[key] = Shape(template: template, path: path, offsets: shape.offsets)
+            }
+        }
+        guard let body = copy.raw.bodyStart else { return nil }
         for ((_, value), offset) in zip(changed, shape.offsets) { Self.write(value, at: body + offset) }
         return copy
     }
@@ -123,4 +130,38 @@ final class SignalShapes {
         default: break
         }
     }
+}
+
+extension Message {
+    /// `PropertiesChanged` built in full, for contents no kept signal fits (a string among the
+    /// values, invalidated names, a shape seen first): marshalled by `WireEncoder` and validated
+    /// once by libdbus, byte for byte the signal libdbus's type writer builds at several times
+    /// the cost (an owner's attribution reaches each of its up to 1,024 objects this way).
+    static func propertiesChanged(
+        path: ObjectPath, interface: InterfaceName, changed: [(MemberName, Value)], invalidated: [MemberName]
+    ) throws(BusError) -> Message {
+        var wire = RawMessage.signalHeader(
+            path: path, interface: .properties, member: .propertiesChanged, signature: .propertiesChangedArguments)
+        wire.append(.string(interface.rawValue))
+        wire.appendArray(of: .stringToVariantEntry) { entries in
+            for (name, value) in changed {
+                entries.appendEntryKey(.string(name.rawValue))
+                entries.appendVariant(value)
+            }
+        }
+        wire.appendArray(of: .string) { names in
+            for name in invalidated { names.append(.string(name.rawValue)) }
+        }
+        return Message(consuming: try RawMessage.message(from: wire))
+    }
+}
+
+// Constants rather than literals at the call site: a literal is validated every time it runs.
+extension MemberName {
+    fileprivate static let propertiesChanged: MemberName = "PropertiesChanged"
+}
+
+extension Signature {
+    fileprivate static let propertiesChangedArguments: Signature = "sa{sv}as"
+    fileprivate static let string: Signature = "s"
 }

@@ -55,25 +55,27 @@ extension Service {
             ])
     }
 
-    /// `io.github.netactivity.NetActivity1.Activity` on the object of `activity`.
-    func makeActivityInterface(_ activity: Activity) -> Interface {
+    /// `io.github.netactivity.NetActivity1.Activity`: one table for every activity object, whose
+    /// getters read the object `described` holds. The subtree's lookup points `described` at an
+    /// object and returns this table, which the object server uses at once (`Subtree`): a table
+    /// built for each lookup cost GetManagedObjects over 65,536 objects more than marshalling
+    /// them (docs/benchmarks.md, "Scale").
+    func makeActivityInterface(reading described: DescribedActivity) -> Interface {
         typealias Name = NetActivityBus.ActivityProperty
-        // One object that every getter captures: a closure capturing a single class reference
-        // needs no context of its own, and GetManagedObjects builds this table for each of up
-        // to 65,536 objects.
-        let object = ActivityObject(activity: activity, attribution: attributions[activity.owner])
         return Interface(
             NetActivityBus.activityInterface,
             properties: [
-                Property(Name.id, .uint32, changeSignal: .constant) { .uint32(object.activity.id) },
-                Property(Name.label, .string, changeSignal: .constant) { .string(object.activity.label) },
-                Property(Name.owner, .string, changeSignal: .constant) { .string(object.activity.owner) },
-                Property(Name.started, .uint64, changeSignal: .constant) { .uint64(object.activity.started) },
-                Property(Name.completed, .uint64) { .uint64(object.activity.completed) },
-                Property(Name.total, .uint64) { .uint64(object.activity.total) },
-                Property(Name.processID, .uint32) { .uint32(object.attribution?.processID ?? NetActivityBus.unknownCredential) },
-                Property(Name.userID, .uint32) { .uint32(object.attribution?.userID ?? NetActivityBus.unknownCredential) },
-                Property(Name.application, .string) { .string(object.attribution?.application ?? "") },
+                Property(Name.id, .uint32, changeSignal: .constant) { .uint32(described.activity.id) },
+                Property(Name.label, .string, changeSignal: .constant) { .string(described.activity.label) },
+                Property(Name.owner, .string, changeSignal: .constant) { .string(described.activity.owner) },
+                Property(Name.started, .uint64, changeSignal: .constant) { .uint64(described.activity.started) },
+                Property(Name.completed, .uint64) { .uint64(described.activity.completed) },
+                Property(Name.total, .uint64) { .uint64(described.activity.total) },
+                Property(Name.processID, .uint32) {
+                    .uint32(described.attribution?.processID ?? NetActivityBus.unknownCredential)
+                },
+                Property(Name.userID, .uint32) { .uint32(described.attribution?.userID ?? NetActivityBus.unknownCredential) },
+                Property(Name.application, .string) { .string(described.attribution?.application ?? "") },
             ])
     }
 
@@ -119,13 +121,13 @@ extension Signature {
     fileprivate static let string: Signature = "s"
 }
 
-/// What an activity object's getters read: the activity and its owner's attribution as they
-/// were when the table was made (a table lives for one call or one signal).
-private final class ActivityObject {
-    let activity: Activity
-    let attribution: Attribution?
+/// The activity object the activity table's getters read: the one looked up last.
+final class DescribedActivity {
+    var activity = Activity(id: 0, owner: "", label: "", completed: 0, total: 0, started: 0)
+    var attribution: Attribution?
 
-    init(activity: Activity, attribution: Attribution?) {
+    /// Points the getters at `activity`, owned by a client with `attribution` (nil: not known yet).
+    func describe(_ activity: Activity, attribution: Attribution?) {
         self.activity = activity
         self.attribution = attribution
     }

@@ -72,6 +72,8 @@ public final class Service {
         if options.perUserLimits { connection.maximumMessageSize = Connection.systemBusMessageSize }
         let server = ObjectServer(connection: connection)
         server.export([makeInterface()], at: NetActivityBus.path, managingObjects: true)
+        let described = DescribedActivity()
+        let activityInterfaces = [makeActivityInterface(reading: described)]
         server.exportSubtree(
             Subtree(
                 names: { [unowned self] in indicator.ledger.activities.map { String($0.id) } },
@@ -80,7 +82,8 @@ public final class Service {
                     guard let id = NetActivityBus.activityID(named: name),
                         let activity = indicator.ledger.activity(id)
                     else { return nil }
-                    return [makeActivityInterface(activity)]
+                    described.describe(activity, attribution: attributions[activity.owner])
+                    return activityInterfaces
                 }),
             under: NetActivityBus.activitiesPath)
         self.server = server

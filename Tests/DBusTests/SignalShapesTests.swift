@@ -33,7 +33,11 @@ import Testing
         #expect(shapes.signal(interface: interface, path: original, changed: first) == nil, "nothing kept yet")
         shapes.remember(try Self.built(interface, original, first), interface: interface, path: original, changed: first)
 
-        for path in [original, "/io/github/netactivity/NetActivity1/activity/65536"] as [ObjectPath] {
+        // The same path, a longer one (set through libdbus), one as long (written in place).
+        let paths: [ObjectPath] = [
+            original, "/io/github/netactivity/NetActivity1/activity/65536", "/io/github/netactivity/NetActivity1/activity/9",
+        ]
+        for path in paths {
             let patched = try #require(shapes.signal(interface: interface, path: path, changed: second))
             #expect(patched.wireBytes == (try Self.built(interface, path, second)).wireBytes, "\(path)")
             #expect(try patched.arguments()[1] == .properties(second.map { ($0.0.rawValue, $0.1) }))

@@ -60,6 +60,25 @@ import Testing
         #expect(encoded.wireBytes == built.wireBytes)
     }
 
+    @Test(arguments: [
+        ([("Application", Value.string("Q&A <b>")), ("ProcessID", .uint32(7))], [] as [MemberName]),
+        ([("Count", .uint32(1))], ["Activities"]),
+        ([], ["Activities"]),
+    ] as [([(MemberName, Value)], [MemberName])])
+    func propertiesChangedIsTheSignalLibdbusBuilds(_ changed: [(MemberName, Value)], _ invalidated: [MemberName]) throws {
+        let path: ObjectPath = "/io/github/netactivity/NetActivity1/activity/12"
+        let encoded = try Message.propertiesChanged(
+            path: path, interface: "io.github.netactivity.NetActivity1.Activity", changed: changed, invalidated: invalidated)
+        let built = try Message.signal(
+            path: path, interface: .properties, member: "PropertiesChanged",
+            arguments: [
+                .string("io.github.netactivity.NetActivity1.Activity"),
+                .properties(changed.map { ($0.0.rawValue, $0.1) }),
+                .array(element: "s", invalidated.map { .string($0.rawValue) }),
+            ])
+        #expect(encoded.wireBytes == built.wireBytes)
+    }
+
     @Test func bytesThatBreakTheRulesAreAnErrorNotAMessage() throws {
         let call = try Message.methodCall(destination: "a.b", path: "/a", interface: "a.b", member: "C")
         call.raw.setSerial(7)

@@ -126,6 +126,38 @@ import Glibc
         #expect(introspect.stdout.contains("\"tree 1\""), "\(introspect.stdout)")
     }
 
+    @Test func everyObjectAnswersWithItsOwnValues() throws {
+        // One table serves every activity object, reading the one looked up last: each object,
+        // listed together or read alone, must still show its own activity.
+        let service = try ServiceDaemon()
+        let first = try service.probe()
+        let second = try service.probe()
+        let ids = [try first.begin("alpha"), try second.begin("beta"), try first.begin("gamma")]
+        try second.call("UpdateActivity", [.uint32(ids[1]), .uint64(5), .uint64(10)])
+        let expected: [(label: String, owner: String, completed: UInt64)] = [
+            ("alpha", first.uniqueName, 0), ("beta", second.uniqueName, 5), ("gamma", first.uniqueName, 0),
+        ]
+        let managed = try first.call("GetManagedObjects", interface: .objectManager).first?.elements ?? []
+        var listed: [ObjectPath: [String: Value]] = [:]
+        for entry in managed {
+            guard case .dictEntry(.objectPath(let path), let interfaces) = entry,
+                let properties = interfaces.stringKeyedEntries?[NetActivityBus.activityInterface.rawValue]?.stringKeyedEntries
+            else { continue }
+            listed[path] = properties.compactMapValues(\.unwrapped)
+        }
+        for (id, want) in zip(ids, expected) {
+            let path = NetActivityBus.activityPath(id)
+            let alone = try first.call("GetAll", [.string(NetActivityBus.activityInterface.rawValue)], interface: .properties, path: path)
+                .first?.stringKeyedEntries?.compactMapValues(\.unwrapped) ?? [:]
+            for properties in [listed[path] ?? [:], alone] {
+                #expect(properties["Id"] == .uint32(id), "\(path): \(properties)")
+                #expect(properties["Label"] == .string(want.label), "\(path): \(properties)")
+                #expect(properties["Owner"] == .string(want.owner), "\(path): \(properties)")
+                #expect(properties["Completed"] == .uint64(want.completed), "\(path): \(properties)")
+            }
+        }
+    }
+
     @Test func gdbusReadsGetManagedObjectsAndMonitorsObjectsComingAndGoing() throws {
         try requireTool("gdbus")
         let service = try ServiceDaemon()

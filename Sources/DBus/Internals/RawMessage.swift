@@ -149,8 +149,20 @@ struct RawMessage {
     func setDestination(_ name: UnsafePointer<CChar>) -> Bool { dbus_message_set_destination(pointer, name) != 0 }
     func setNoReply(_ noReply: Bool) { dbus_message_set_no_reply(pointer, noReply ? 1 : 0) }
 
-    /// Sets the object path; false when libdbus runs out of memory.
-    func setPath(_ path: UnsafePointer<CChar>) -> Bool { dbus_message_set_path(pointer, path) != 0 }
+    /// Sets the object path of an unsent copy; false when libdbus runs out of memory.
+    ///
+    /// A path as long as the one there is written over its characters in place: libdbus hands
+    /// out a pointer to them in the header itself, and nothing else in the header depends on
+    /// them. libdbus's own setter rewrites the header, several times the cost of the copy.
+    func setPath(_ path: ObjectPath) -> Bool {
+        var characters = path.rawValue
+        let written = characters.withUTF8 { utf8 in
+            guard let current = dbus_message_get_path(pointer), strlen(current) == utf8.count else { return false }
+            UnsafeMutableRawPointer(mutating: current).copyMemory(from: utf8.baseAddress!, byteCount: utf8.count)
+            return true
+        }
+        return written || characters.withCString { dbus_message_set_path(pointer, $0) != 0 }
+    }
 
     /// The first byte of the body, when the first argument is a string or an object path (its
     /// 4-byte length): found through the pointer libdbus hands out to the characters, which lie
