@@ -27,7 +27,6 @@ public final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value while holding the lock.
-    /// Runs `body` with the value while holding the lock.
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

@@ -47,9 +47,20 @@ public struct FollowedServices: Equatable, Sendable {
         let merged = MergedStates(loop: loop, expected: Set(sides.map(\.side)), handler: handler)
         for (bus, side) in sides {
             let report = merging && side == .system ? Self.marked(problems) : problems
-            // The observation keeps the client; the client's thread only posts to the loop.
+            // The observation keeps the client; the client's thread only hands the state over.
+            // Only the latest waits for the loop: with thousands of activities a state is large
+            // and a slow handler (a JSON line per state) would otherwise queue them without bound.
+            let latest = Locked<IndicatorSnapshot?>(nil)
             let observation = NetActivityClient(bus: bus, problems: report).observe { [weak merged] state in
-                loop.post { [weak merged] in merged?.record(state, from: side) }
+                let waiting = latest.withLock { slot in
+                    defer { slot = state }
+                    return slot != nil
+                }
+                guard !waiting else { return }
+                loop.post { [weak merged] in
+                    guard let state = latest.withLock({ slot in defer { slot = nil }; return slot }) else { return }
+                    merged?.record(state, from: side)
+                }
             }
             merged.hold(observation)
         }
