@@ -70,6 +70,13 @@ final class ReportingSession {
     private var refreshGeneration = 0
     private var watchingSignals = false
     private var publishPending = false
+    /// When `publishSoon` last handed a state out.
+    private var lastPublished: ContinuousClock.Instant?
+    /// Each state hands every activity to the observers (a copy, which they compare, merge and
+    /// drop): with thousands of activities under a busy service's updates, a state at most this
+    /// often per live activity keeps following them to a few percent of a core, where a state
+    /// per signal took most of one. With a few activities states still go out at once.
+    static let publishSpacingPerActivity: Duration = .microseconds(2)
 
     init(bus: BusAddress, loop: EventLoop, problems: @escaping @Sendable (String) -> Void) {
         self.bus = bus
@@ -459,8 +466,11 @@ final class ReportingSession {
     private func publishSoon() {
         guard !publishPending else { return }
         publishPending = true
-        loop.schedule(after: .zero) { [self] in
+        let spacing = Self.publishSpacingPerActivity * (mirror?.snapshot.activities.count ?? 0)
+        let wait = lastPublished.map { max(.zero, spacing - (clock.now - $0)) } ?? .zero
+        loop.schedule(after: wait) { [self] in
             publishPending = false
+            lastPublished = clock.now
             publishMirror()
         }
     }

@@ -199,34 +199,4 @@ func jsonObject(_ line: String) throws -> [String: Any] {
         try service.probe().call("Push")
         try watch.next("active: 1") { $0 == "active: 1" }
     }
-
-    @Test func statesComingFasterThanLinesWaitOneAtATime() throws {
-        // With thousands of activities every state is large, and they come faster than watch
-        // merges and writes them: only the latest may wait, or memory grows with the backlog.
-        let service = try ServiceDaemon()
-        var watch = WatchReader(try service.startNetactivity(["watch", "--format", "waybar"]))
-        _ = try watch.next()
-        let owners = [try service.probe(), try service.probe()]
-        let label = String(repeating: "x", count: NetActivityBus.Limits.labelBytes)
-        let ids = try owners.map { owner in
-            try owner.pipelined("BeginActivity", [.string(label)], count: 1_024).compactMap { try $0.arguments().first?.uint32 }
-        }
-        var largest = try residentSetSize(of: watch.process.pid)
-        let deadline = ContinuousClock.now + .seconds(3)
-        var round: UInt64 = 0
-        while ContinuousClock.now < deadline {
-            round += 1
-            for (owner, owned) in zip(owners, ids) {
-                for chunk in stride(from: 0, to: owned.count, by: 256) {
-                    let calls = try owned[chunk..<min(chunk + 256, owned.count)].map {
-                        try ServiceProbe.methodCall("UpdateActivity", [.uint32($0), .uint64(round), .uint64(1_000)])
-                    }
-                    _ = try owner.pipeline(calls, timeout: .seconds(30))
-                    largest = max(largest, try residentSetSize(of: watch.process.pid))
-                }
-            }
-        }
-        try watch.next("all 2,048 activities", within: 100_000, timeout: .seconds(30)) { $0.contains("⇅ 2048") }
-        #expect(largest < 64 << 20, "watch grew to \(largest >> 20) MiB over \(round) rounds of 2,048 updates")
-    }
 }
