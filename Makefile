@@ -114,11 +114,12 @@ BENCH_ARGS ?=
 bench-deps:
 	@scripts/install-deps.sh bench
 
-## Builds release netactivityd (default and -static-stdlib), the driver and the C floor,
-## then runs the driver on a private dbus-daemon: about a minute.
+## Builds release netactivityd (default and -static-stdlib), netactivity, the driver and the
+## C floor, then runs the driver on private dbus-daemons: about 4 minutes.
 bench: deps bench-deps
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product netactivityd
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product netactivity-bench
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product netactivity
 	$(SWIFT) build -c release -Xswiftc -static-stdlib $(SWIFT_BUILD_FLAGS) --scratch-path $(BENCH_STATIC_SCRATCH) \
 		--product netactivityd
 	mkdir -p .build/bench
@@ -127,7 +128,7 @@ bench: deps bench-deps
 	bin=$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path); \
 	static=$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --scratch-path $(BENCH_STATIC_SCRATCH) --show-bin-path); \
 	"$$bin/netactivity-bench" --service "$$static/netactivityd" --compare-service "$$bin/netactivityd" \
-		--floor .build/bench/c-floor $(BENCH_ARGS)
+		--cli "$$bin/netactivity" --floor .build/bench/c-floor $(BENCH_ARGS)
 
 # MARK: - Installation
 

@@ -91,7 +91,8 @@ struct Benchmark {
         var scale: [ScaleFigures] = []
         if options.wants("scale") {
             progress("scale: 1 to 65,536 live activities")
-            scale = try Scale.measure(service: options.service, on: bus, rounds: options.scaleRounds, wrapper: options.wrapper)
+            scale = try Scale.measure(
+                service: options.service, cli: options.cli, on: bus, rounds: options.scaleRounds, wrapper: options.wrapper)
         }
         progress("done")
 

@@ -8,6 +8,8 @@ struct Options {
     /// Another build, measured for memory beside `service` (make bench: the dynamic one).
     var compareService: String?
     var floor = ".build/bench/c-floor"
+    /// The `netactivity` command line whose `watch` the scale table measures as a watcher.
+    var cli = ".build/release/netactivity"
     var floorSource = "Benchmarks/floor/c-floor.c"
     var rounds = 11
     var windowMilliseconds = 400
@@ -36,6 +38,8 @@ struct Options {
                                   make install use)
           --compare-service PATH  another build, measured for memory only (make bench: the
                                   default one, which links the Swift runtime dynamically)
+          --cli PATH              netactivity, whose watch the scale table measures as a
+                                  watcher (default .build/release/netactivity)
           --floor PATH            c-floor binary (default .build/bench/c-floor; built
                                   from Benchmarks/floor/c-floor.c with cc when missing)
           --rounds N              rounds per comparison, median reported (default 11;
@@ -71,6 +75,7 @@ struct Options {
             case "--service": options.service = value(argument)
             case "--compare-service": options.compareService = value(argument)
             case "--floor": options.floor = value(argument)
+            case "--cli": options.cli = value(argument)
             case "--rounds": options.rounds = number(argument)
             case "--window-ms": options.windowMilliseconds = number(argument)
             case "--warmup-ms": options.warmupMilliseconds = number(argument, minimum: 0)

@@ -86,7 +86,7 @@ struct Report {
         if !scale.isEmpty {
             var holding = Table([
                 "live activities", "connections", "begin all", "RSS", "GetManagedObjects", "of which service CPU",
-                "same bytes client to client", "release of 1,024",
+                "same bytes client to client", "release of 1,024", "watch: peak RSS", "watch: CPU",
             ])
             for row in scale {
                 holding.add([
@@ -94,6 +94,8 @@ struct Report {
                     mebibytes(row.rss), fixed(Double(row.managedObjectsNanoseconds) / 1e6, 1) + " ms",
                     fixed(Double(row.managedObjectsCPU) / 1e6, 1) + " ms", fixed(Double(row.relayNanoseconds) / 1e6, 1) + " ms",
                     row.releaseNanoseconds.map { fixed(Double($0) / 1e6, 1) + " ms" } ?? "–",
+                    row.watch.map { mebibytes($0.peakKiB) } ?? "–",
+                    row.watch.map { fixed($0.cpuShare * 100, 0) + " %" } ?? "–",
                 ])
             }
             var changes = Table([
@@ -113,6 +115,8 @@ struct Report {
             say("Scale: holding 1 to 65,536 live activities (256-byte labels, 1,024 a connection)")
             say(holding.text)
             say("goals at 65,536: begin all < 15 s; RSS < 96 MiB; GetManagedObjects < 1 s; release < 100 ms")
+            say("watch: `netactivity watch --format waybar` started with them live; CPU while each is updated in turn "
+                + "for 1 s, in % of a core")
             say("")
             say("Scale: UpdateActivity with them live (32 in flight from each owner, one watcher of every signal; "
                 + "\(Scale.windowMilliseconds) ms windows, each beside one against a reference service that sends as many "
@@ -127,6 +131,10 @@ struct Report {
                 }
                 ratios.append("scale-bytes \(fixed(runs.map(\.bytesPerUpdate).max() ?? 0, 0))")
                 ratios.append("scale-rss \(mebibytes(last.rss))")
+                if let watch = last.watch {
+                    ratios.append("scale-watch-rss \(mebibytes(watch.peakKiB))")
+                    ratios.append("scale-watch-cpu \(fixed(watch.cpuShare * 100, 0)) %")
+                }
                 ratios.append("scale-gmo \(fixed(Double(last.managedObjectsNanoseconds) / 1e9, 2)) s")
                 ratios.append("scale-gmo/relay \(fixed(Double(last.managedObjectsNanoseconds) / Double(max(last.relayNanoseconds, 1))))")
             }

@@ -33,6 +33,18 @@ struct ScaleFigures {
     /// and the new Count.
     var releaseNanoseconds: UInt64?
     var updates: [UpdateFigures]
+    /// `netactivity watch --format waybar` following them all (none for the 1-activity row).
+    var watch: WatchFigures? = nil
+}
+
+/// What following every object costs a watcher: `netactivity watch --format waybar`, started
+/// once the activities are live (so it reads them all with GetManagedObjects first), then one
+/// window of updates to each in turn.
+struct WatchFigures {
+    /// VmHWM: the most it held, reading them all included.
+    var peakKiB: UInt64
+    /// Its CPU time over the window's, while every update sends a signal it follows.
+    var cpuShare: Double
 }
 
 /// `UpdateActivity` windows against a service, each beside one against its reference.
@@ -67,7 +79,9 @@ enum Scale {
     static let label = String(repeating: "x", count: NetActivityBus.Limits.labelBytes)
     static let windowMilliseconds: UInt64 = 300
 
-    static func measure(service path: String, on bus: Bus, rounds: Int, wrapper: [String]) throws(BenchError) -> [ScaleFigures] {
+    static func measure(
+        service path: String, cli: String, on bus: Bus, rounds: Int, wrapper: [String]
+    ) throws(BenchError) -> [ScaleFigures] {
         let one = try Holder(service: path, live: 1, connections: 1, bus: try Bus(), wrapper: wrapper)
         let each = try Holder(service: path, live: 1_024, connections: 1, bus: try Bus(), wrapper: wrapper)
         defer {
@@ -82,7 +96,10 @@ enum Scale {
                 try compare(holder, against: one, .oneActivity, rounds: rounds),
                 try compare(holder, against: each, .everyActivityInTurn, rounds: rounds),
             ]
-            figures.append(try holder.holding(updates: updates))
+            let watch = try holder.watching(cli: cli)
+            var row = try holder.holding(updates: updates)
+            row.watch = watch
+            figures.append(row)
         }
         return figures
     }
@@ -207,6 +224,29 @@ enum Scale {
             // The last throttled values go out by the end of their window (50 ms).
             Clock.sleep(milliseconds: 80)
             return Window(updates: updates, nanoseconds: nanoseconds, serviceCPU: serviceCPU, watcherBytes: watcher.stop())
+        }
+
+        /// `netactivity watch` following every object: its peak memory, and its CPU while each
+        /// activity in turn is updated. Measured after the ratios, which it would otherwise share
+        /// the CPUs with.
+        func watching(cli: String) throws(BenchError) -> WatchFigures {
+            let watch = try Child(cli, ["--address", bus.address, "watch", "--format", "waybar"])
+            defer { watch.stop() }
+            // Until it has read every object (GetManagedObjects) and gone quiet.
+            var last = ProcessStats.sample(watch.pid).cpuNanoseconds
+            let deadline = Clock.now + 60_000_000_000
+            repeat {
+                Clock.sleep(milliseconds: 200)
+                let now = ProcessStats.sample(watch.pid).cpuNanoseconds
+                defer { last = now }
+                if now > 0, now - last < 2_000_000 { break }
+            } while Clock.now < deadline && watch.isRunning
+            guard watch.isRunning else { throw BenchError("netactivity watch exited: is \(cli) built?") }
+            let cpuBefore = ProcessStats.sample(watch.pid).cpuNanoseconds
+            let window = try window(.everyActivityInTurn, milliseconds: 1_000)
+            let cpu = ProcessStats.sample(watch.pid).cpuNanoseconds - cpuBefore
+            return WatchFigures(
+                peakKiB: Memory.sample(watch.pid).peak, cpuShare: Double(cpu) / Double(max(window.nanoseconds, 1)))
         }
 
         /// What holding the activities costs: RSS, GetManagedObjects, its bytes between two
