@@ -96,10 +96,7 @@ enum Scale {
                 try compare(holder, against: one, .oneActivity, rounds: rounds),
                 try compare(holder, against: each, .everyActivityInTurn, rounds: rounds),
             ]
-            let watch = try holder.watching(cli: cli)
-            var row = try holder.holding(updates: updates)
-            row.watch = watch
-            figures.append(row)
+            figures.append(try holder.holding(updates: updates) { holder throws(BenchError) in try holder.watching(cli: cli) })
         }
         return figures
     }
@@ -250,8 +247,12 @@ enum Scale {
         }
 
         /// What holding the activities costs: RSS, GetManagedObjects, its bytes between two
-        /// clients, and one owner with 1,024 of them leaving.
-        func holding(updates: [UpdateFigures]) throws(BenchError) -> ScaleFigures {
+        /// clients, what `watch` measures of a watcher following them all, and one owner with
+        /// 1,024 of them leaving.
+        func holding(updates: [UpdateFigures], watch: (Holder) throws(BenchError) -> WatchFigures? = { _ in nil })
+            throws(BenchError) -> ScaleFigures
+        {
+            // Before anything reads every object: a reply that large leaves the heap bigger.
             let rss = Memory.sample(child.pid).rss
             let reader = try bus.connect()
             let managedCPUBefore = ProcessStats.sample(child.pid).cpuNanoseconds
@@ -268,6 +269,8 @@ enum Scale {
             let managedObjectsNanoseconds = Clock.now - managedStart
             let managedObjectsCPU = ProcessStats.sample(child.pid).cpuNanoseconds - managedCPUBefore
             let relayNanoseconds = try Scale.relay(managedObjects, on: bus)
+            // Before one owner leaves: with every activity still live.
+            let watch = try watch(self)
 
             var releaseNanoseconds: UInt64?
             let perOwner = live / owners.count
@@ -279,7 +282,7 @@ enum Scale {
                 live: live, connections: owners.count + (releaseNanoseconds == nil ? 0 : 1),
                 beginNanoseconds: beginNanoseconds, rss: rss, managedObjectsNanoseconds: managedObjectsNanoseconds,
                 managedObjectsCPU: managedObjectsCPU, relayNanoseconds: relayNanoseconds,
-                releaseNanoseconds: releaseNanoseconds, updates: updates)
+                releaseNanoseconds: releaseNanoseconds, updates: updates, watch: watch)
         }
     }
 
