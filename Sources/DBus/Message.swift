@@ -186,6 +186,17 @@ public final class Message: @unchecked Sendable {
         try raw.arguments()
     }
 
+    /// Decodes the elements of the first argument, an array, handing each to `body` before
+    /// decoding the next: for a reply too large to hold as one tree of values (an ObjectManager's
+    /// `GetManagedObjects` over tens of thousands of objects is about 40 MB on the wire and
+    /// several times that as values).
+    ///
+    /// - Throws: `InvalidArgs` when the first argument is not an array, or a value in it cannot
+    ///   be decoded (the elements before it have been handed over).
+    public func forEachElementOfFirstArgument(_ body: (Value) -> Void) throws(BusError) {
+        try raw.forEachElementOfFirstArgument(body)
+    }
+
     /// Decodes the body after checking it has exactly the `expected` signature.
     ///
     /// - Throws: `InvalidArgs` naming both signatures.

@@ -34,19 +34,31 @@ struct IndicatorMirror {
 
     /// Loads the body of `GetManagedObjects` (`a{oa{sa{sv}}}`), replacing every activity.
     mutating func loadObjects(_ managed: Value) {
+        loadObjects { entry in for element in managed.elements ?? [] { entry(element) } }
+    }
+
+    /// Loads the entries of `GetManagedObjects` (`{oa{sa{sv}}}`), which `entries` hands over one
+    /// at a time, replacing every activity: over 65,536 objects the whole reply as values would
+    /// take several times the memory of the activities themselves. When `entries` throws, the
+    /// activities it handed over before are kept.
+    mutating func loadObjects<Failure: Error>(
+        _ entries: ((Value) -> Void) throws(Failure) -> Void
+    ) throws(Failure) {
         source = .objects
         var activities: [ActivityInfo] = []
-        for entry in managed.elements ?? [] {
+        defer {
+            activities.sort { $0.id < $1.id }
+            snapshot.activities = activities
+            objectsLoaded = true
+        }
+        try entries { entry in
             guard case .dictEntry(let key, let interfaces) = entry, let path = key.string,
                 let id = NetActivityBus.activityID(at: path),
                 let properties = interfaces.stringKeyedEntries?[NetActivityBus.activityInterface.rawValue]?
                     .stringKeyedEntries
-            else { continue }
+            else { return }
             activities.append(Self.activity(id: id, properties))
         }
-        activities.sort { $0.id < $1.id }
-        snapshot.activities = activities
-        objectsLoaded = true
     }
 
     /// The service has no activity objects: follow its `Activities` property instead.

@@ -199,7 +199,8 @@ final class ReportingSession {
             guard generation == refreshGeneration, mirror != nil else { return }
             switch result {
             case .success(let reply):
-                mirror?.loadObjects((try? reply.arguments())?.first ?? .array(element: "v", []))
+                // Decoded entry by entry; a malformed reply keeps what came before the fault.
+                try? mirror?.loadObjects { (entry) throws(BusError) in try reply.forEachElementOfFirstArgument(entry) }
             case .failure(let error) where Self.meansUnavailable(error):
                 mirror = nil
                 publish(.unavailable)

@@ -25,6 +25,22 @@ import Testing
         #expect(bitwiseEqual(decoded, [.variant(sample.value), .string("after")]), "decoded \(decoded)")
     }
 
+    @Test func theFirstArgumentsElementsComeOneAtATimeInOrder() throws {
+        let entries: [Value] = (0..<3).map {
+            .dictEntry(key: .objectPath(ObjectPath(unchecked: "/o/\($0)")), value: .properties([("N", .uint64(UInt64($0)))]))
+        }
+        let message = try Self.signal([.array(element: Signature(unchecked: "{oa{sv}}"), entries), .string("after")])
+        var handed: [Value] = []
+        try message.forEachElementOfFirstArgument { handed.append($0) }
+        #expect(handed == entries)
+
+        var none: [Value] = []
+        try Self.signal([.array(element: "s", [])]).forEachElementOfFirstArgument { none.append($0) }
+        #expect(none.isEmpty)
+        #expect(throws: BusError.self) { try Self.signal([.string("not an array")]).forEachElementOfFirstArgument { _ in } }
+        #expect(throws: BusError.self) { try Self.signal([]).forEachElementOfFirstArgument { _ in } }
+    }
+
     @Test func messageSignatureIsTheConcatenationOfTheValues() throws {
         // Bodies are cut where the signature would pass D-Bus's 255-character limit.
         var chunks: [[Value]] = [[]]

@@ -203,6 +203,12 @@ struct RawMessage {
         return try reader.decodeAll()
     }
 
+    /// Decodes the elements of the first argument, an array, one at a time.
+    func forEachElementOfFirstArgument(_ body: (Value) -> Void) throws(BusError) {
+        guard var reader = BodyReader(reading: self) else { throw BusError(.invalidArgs, "expected an array, got no arguments") }
+        try reader.forEachElement(body)
+    }
+
     /// Decodes a body whose signature is known to hold `count` complete types, without growing
     /// the array or asking libdbus for the end of the body.
     func arguments(count: Int) throws(BusError) -> [Value] {

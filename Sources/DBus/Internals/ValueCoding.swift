@@ -129,6 +129,22 @@ struct BodyReader {
 
     /// Decodes `count` values; the body must hold at least one.
     mutating func decode(count: Int) throws(BusError) -> [Value] { try Value.decode(&iter, count: count) }
+
+    /// Decodes the elements of the array at the reader's position one at a time, handing each
+    /// to `body` before decoding the next.
+    ///
+    /// - Throws: `InvalidArgs` when the value there is not an array.
+    mutating func forEachElement(_ body: (Value) -> Void) throws(BusError) {
+        guard dbus_message_iter_get_arg_type(&iter) == CDBus_TYPE_ARRAY else {
+            throw BusError(.invalidArgs, "expected an array")
+        }
+        var elements = DBusMessageIter()
+        dbus_message_iter_recurse(&iter, &elements)
+        while dbus_message_iter_get_arg_type(&elements) != CDBus_TYPE_INVALID {
+            body(try Value.decode(&elements))
+            dbus_message_iter_next(&elements)
+        }
+    }
 }
 
 // MARK: - Decoding
