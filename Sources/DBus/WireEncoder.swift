@@ -21,6 +21,9 @@ struct WireEncoder {
     private var buffer: Buffer?
     /// Bytes written so far.
     private(set) var count = 0
+    /// Set when memory for the bytes could not be had: nothing is written from then on, and
+    /// `RawMessage.message(from:)` throws `NoMemory`, as libdbus's own writer reports it.
+    private(set) var outOfMemory = false
 
     /// A copy of the bytes written.
     var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
@@ -93,18 +96,20 @@ struct WireEncoder {
     }
 
     mutating func reserveCapacity(_ capacity: Int) {
-        if (buffer?.capacity ?? 0) < capacity { grow(to: capacity) }
+        if (buffer?.capacity ?? 0) < capacity, !grow(to: capacity) { outOfMemory = true }
     }
 
     /// Overwrites the four bytes at `offset` with `number`.
     mutating func patch(_ number: UInt32, at offset: Int) {
         precondition(offset >= 0 && offset + 4 <= count, "patching outside the bytes written")
-        (room(0) - count + offset).storeBytes(of: number.littleEndian, as: UInt32.self)
+        guard let end = room(0) else { return }
+        (end - count + offset).storeBytes(of: number.littleEndian, as: UInt32.self)
     }
 
     /// The length of the message header these bytes start with, padding included: 16 fixed
     /// bytes and the array of header fields, whose length is the fixed part's last 4 bytes.
     var headerLength: Int {
+        guard count >= 16 else { return count }
         let fields = withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self))) }
         return (16 + fields + 7) / 8 * 8
     }
@@ -119,7 +124,8 @@ struct WireEncoder {
         let remainder = count % boundary
         guard remainder != 0 else { return }
         let padding = boundary - remainder
-        room(padding).initializeMemory(as: UInt8.self, repeating: 0, count: padding)
+        guard let at = room(padding) else { return }
+        at.initializeMemory(as: UInt8.self, repeating: 0, count: padding)
         count += padding
     }
 
@@ -158,51 +164,64 @@ struct WireEncoder {
         private(set) var base: UnsafeMutableRawPointer
         private(set) var capacity: Int
 
-        init(capacity: Int) {
-            guard let base = malloc(capacity) else { fatalError("out of memory for \(capacity) bytes") }
+        init?(capacity: Int) {
+            guard let base = malloc(capacity) else { return nil }
             self.base = base
             self.capacity = capacity
         }
 
-        func resize(to capacity: Int) {
-            guard let base = realloc(base, capacity) else { fatalError("out of memory for \(capacity) bytes") }
+        /// Whether the buffer now holds `capacity` bytes (false: unchanged, out of memory).
+        func resize(to capacity: Int) -> Bool {
+            guard let base = realloc(base, capacity) else { return false }
             self.base = base
             self.capacity = capacity
+            return true
         }
 
         deinit { free(base) }
     }
 
     /// Where the next `extra` bytes go: the encoder's own buffer (copied first if a copy of the
-    /// encoder shares it), with room for them. The caller writes them and adds to `count`.
+    /// encoder shares it), with room for them; nil once out of memory. The caller writes them
+    /// and adds to `count`.
     @inline(__always)
-    private mutating func room(_ extra: Int) -> UnsafeMutableRawPointer {
+    private mutating func room(_ extra: Int) -> UnsafeMutableRawPointer? {
+        guard !outOfMemory else { return nil }
         if !isKnownUniquelyReferenced(&buffer) || buffer.unsafelyUnwrapped.capacity - count < extra {
-            grow(to: count + extra)
+            guard grow(to: count + extra) else {
+                outOfMemory = true
+                return nil
+            }
         }
         return buffer.unsafelyUnwrapped.base + count
     }
 
-    private mutating func grow(to needed: Int) {
-        let capacity = Swift.max(needed, (buffer?.capacity ?? 0) * 2, 64)
-        // Uniqueness first: binding the buffer to a name would be a second reference.
-        if isKnownUniquelyReferenced(&buffer), let buffer {
-            buffer.resize(to: capacity)
-            return
+    /// Makes the buffer the encoder's own with room for `needed` bytes: twice the last size
+    /// when that can be had, else just enough. False when not even that can.
+    private mutating func grow(to needed: Int) -> Bool {
+        for capacity in [Swift.max(needed, (buffer?.capacity ?? 0) * 2, 64), needed] where capacity >= needed {
+            // Uniqueness first: binding the buffer to a name would be a second reference.
+            if isKnownUniquelyReferenced(&buffer), let buffer {
+                if buffer.resize(to: capacity) { return true }
+                continue
+            }
+            guard let fresh = Buffer(capacity: Swift.max(capacity, 1)) else { continue }
+            if let buffer, count > 0 { fresh.base.copyMemory(from: buffer.base, byteCount: count) }
+            buffer = fresh
+            return true
         }
-        let fresh = Buffer(capacity: capacity)
-        if let buffer, count > 0 { fresh.base.copyMemory(from: buffer.base, byteCount: count) }
-        buffer = fresh
+        return false
     }
 
     private mutating func write<Number: FixedWidthInteger>(_ number: Number) {
-        room(MemoryLayout<Number>.size).storeBytes(of: number.littleEndian, as: Number.self)
+        guard let at = room(MemoryLayout<Number>.size) else { return }
+        at.storeBytes(of: number.littleEndian, as: Number.self)
         count += MemoryLayout<Number>.size
     }
 
     private mutating func write(_ raw: UnsafeRawBufferPointer) {
-        guard let source = raw.baseAddress, raw.count > 0 else { return }
-        room(raw.count).copyMemory(from: source, byteCount: raw.count)
+        guard let source = raw.baseAddress, raw.count > 0, let at = room(raw.count) else { return }
+        at.copyMemory(from: source, byteCount: raw.count)
         count += raw.count
     }
 

@@ -79,6 +79,24 @@ import Testing
         #expect(encoded.wireBytes == built.wireBytes)
     }
 
+    @Test func memoryThatCannotBeHadIsAnErrorNotACrash() throws {
+        let call = try Message.methodCall(destination: "a.b", path: "/a", interface: "a.b", member: "C")
+        call.raw.setSerial(7)
+        var wire = call.raw.methodReturnHeader(signature: "s")
+        let header = wire.count
+        // More than any machine has: malloc says no (under ASan too, with allocator_may_return_null).
+        wire.reserveCapacity(Int.max / 4)
+        #expect(wire.outOfMemory)
+        wire.append(.string("after"))
+        #expect(wire.count == header, "nothing is written once out of memory")
+        do {
+            _ = try RawMessage.message(from: wire)
+            Issue.record("a message was made from an encoder out of memory")
+        } catch {
+            #expect(error.name == BusError.outOfMemory.name)
+        }
+    }
+
     @Test func bytesThatBreakTheRulesAreAnErrorNotAMessage() throws {
         let call = try Message.methodCall(destination: "a.b", path: "/a", interface: "a.b", member: "C")
         call.raw.setSerial(7)

@@ -101,6 +101,7 @@ struct RawMessage {
     /// appended after it. libdbus validates header and body in full (as it does every message
     /// it receives), so bytes that break the marshalling rules become an error, not a message.
     static func message(from wire: consuming WireEncoder) throws(BusError) -> RawMessage {
+        guard !wire.outOfMemory else { throw BusError.outOfMemory }
         let bodyStart = wire.headerLength
         guard wire.count <= Int(Int32.max) else {
             throw BusError(.limitsExceeded, "a message of \(wire.count) bytes is longer than D-Bus allows")
