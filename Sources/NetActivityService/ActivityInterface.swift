@@ -123,8 +123,8 @@ extension Signature {
 
 /// The activity object the activity table's getters read: the one looked up last.
 final class DescribedActivity {
-    var activity = Activity(id: 0, owner: "", label: "", completed: 0, total: 0, started: 0)
-    var attribution: Attribution?
+    private(set) var activity = Activity(id: 0, owner: "", label: "", completed: 0, total: 0, started: 0)
+    private(set) var attribution: Attribution?
 
     /// Points the getters at `activity`, owned by a client with `attribution` (nil: not known yet).
     func describe(_ activity: Activity, attribution: Attribution?) {
