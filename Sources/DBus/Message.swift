@@ -104,6 +104,19 @@ public final class Message: @unchecked Sendable {
         return Message(consuming: copied)
     }
 
+    /// For a signal kept as a template (`RecentSignals`, `SignalShapes`) at `own`: a copy at
+    /// `path`, ready to send, and, when `path` is not as long as `own`, a second copy to keep in
+    /// the template's place. A path as long as the template's is written over it in place; one
+    /// of another length goes through libdbus's costly setter, and the next paths are likely as
+    /// long as this one (ids grow digit by digit).
+    func copy(from own: ObjectPath, to path: ObjectPath) throws(BusError) -> (signal: Message, template: Message?) {
+        let signal = try copy()
+        guard path != own else { return (signal, nil) }
+        guard signal.raw.setPath(path) else { throw BusError.outOfMemory }
+        guard path.rawValue.utf8.count != own.rawValue.utf8.count else { return (signal, nil) }
+        return (signal, try signal.copy())
+    }
+
     /// The error reply to the method call `call`.
     static func errorReply(to call: RawMessage, _ error: BusError) throws(BusError) -> Message {
         // libdbus treats the message as a printf-free C string; NULs would cut it short.

@@ -198,5 +198,4 @@ extension Signature {
     fileprivate static let interfaceEntry = Signature(unchecked: "{sa{sv}}")
     fileprivate static let interfacesAddedArguments: Signature = "oa{sa{sv}}"
     fileprivate static let interfacesRemovedArguments: Signature = "oas"
-    fileprivate static let string: Signature = "s"
 }

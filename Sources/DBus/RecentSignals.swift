@@ -42,17 +42,11 @@ final class RecentSignals {
         guard let index = entries.lastIndex(where: { $0.matches(interface, changed) }) else { return nil }
         let entry = entries[index]
         if index != entries.count - 1 { entries.append(entries.remove(at: index)) }
-        let copy = try entry.template.copy()
-        if path != entry.path {
-            guard copy.raw.setPath(path) else { throw BusError.outOfMemory }
-            // Another length went through libdbus's setter: keep this one for the next, likely
-            // as long (ids grow digit by digit).
-            if path.rawValue.utf8.count != entry.path.rawValue.utf8.count {
-                entries[entries.count - 1] = Entry(
-                    interface: interface, path: path, changed: entry.changed, template: try copy.copy())
-            }
+        let (signal, template) = try entry.template.copy(from: entry.path, to: path)
+        if let template {
+            entries[entries.count - 1] = Entry(interface: interface, path: path, changed: entry.changed, template: template)
         }
-        return copy
+        return signal
     }
 
     /// Keeps a copy of `signal`, whose contents these are, as the most recent; the oldest goes

@@ -35,15 +35,9 @@ final class SignalShapes {
     /// when no signal of this shape is kept (or libdbus runs out of memory).
     func signal(interface: InterfaceName, path: ObjectPath, changed: [(MemberName, Value)]) -> Message? {
         let key = Self.key(interface, changed)
-        guard let shape = shapes[key], let copy = try? shape.template.copy() else { return nil }
-        if path != shape.path {
-            guard copy.raw.setPath(path) else { return nil }
-            // A path of another length went through libdbus's setter: the next ones are likely
-            // as long as this one (ids grow digit by digit), so keep it for them.
-            if path.rawValue.utf8.count != shape.path.rawValue.utf8.count, let template = try? copy.copy() {
-                shapes[key] = Shape(template: template, path: path, offsets: shape.offsets)
-            }
-        }
+        guard let shape = shapes[key], let (copy, template) = try? shape.template.copy(from: shape.path, to: path)
+        else { return nil }
+        if let template { shapes[key] = Shape(template: template, path: path, offsets: shape.offsets) }
         guard let body = copy.raw.bodyStart else { return nil }
         for ((_, value), offset) in zip(changed, shape.offsets) { Self.write(value, at: body + offset) }
         return copy
@@ -163,5 +157,4 @@ extension MemberName {
 
 extension Signature {
     fileprivate static let propertiesChangedArguments: Signature = "sa{sv}as"
-    fileprivate static let string: Signature = "s"
 }

@@ -140,6 +140,8 @@ extension Signature {
     /// `{sv}`: the element of property maps, a constant so that no literal is re-validated
     /// for every `PropertiesChanged`.
     static let stringToVariantEntry = Signature(unchecked: "{sv}")
+    /// `s`: the element of arrays of names (`InterfacesRemoved`, invalidated properties).
+    static let string: Signature = "s"
 }
 
 // MARK: - Reading values
