@@ -1,6 +1,6 @@
 import BusTestSupport
 import Foundation
-import Synchronization
+import DBus
 
 // Waiting from async tests. Blocking waits (`waitUntil`, `ChildProcess.waitForExit`) live in
 // BusTestSupport; these keep them off the cooperative pool.
@@ -52,7 +52,9 @@ public func eventuallyAsync(
 
 /// Collects the messages a client library hands to its `problems` handler.
 public final class ProblemLog: Sendable {
-    private let messages = Mutex<[String]>([])
+    // `Locked`, not `Mutex`: several clients' threads report at once, and ThreadSanitizer
+    // reports `Mutex.withLock` from two threads as a race (see `Locked`).
+    private let messages = Locked<[String]>([])
 
     public init() {}
 

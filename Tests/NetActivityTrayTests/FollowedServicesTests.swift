@@ -4,7 +4,6 @@ import Foundation
 import NetActivity
 import NetActivityTestSupport
 import NetActivityTray
-import Synchronization
 import Testing
 
 /// `FollowedServices.observe(on:)`, the merged state `watch` and the tray show.
@@ -12,7 +11,7 @@ import Testing
     @Test func aSlowHandlerGetsTheLatestStateInsteadOfABacklog() throws {
         let service = try ServiceDaemon()
         let loop = try EventLoop()
-        let counts = Mutex<[Int]>([])
+        let counts = Locked<[Int]>([])
         let merged = FollowedServices(session: .address(service.address), system: nil)
             .observe(on: loop, problems: { _ in }) { state in
                 counts.withLock { $0.append(state.activities.count) }
