@@ -14,7 +14,9 @@ public enum NetActivityBus {
     /// The path below which the activity objects live, one per live tracked activity.
     public static let activitiesPath: ObjectPath = "/io/github/netactivity/NetActivity1/activity"
     /// The service's version, the `Version` property.
-    public static let version = "0.2.0"
+    public static let version = "0.3.0"
+    /// The contract version the service implements, the `InterfaceVersion` property.
+    public static let interfaceVersion: UInt32 = 3
 
     /// The object path of activity `id`: `…/activity/ID` in decimal.
     public static func activityPath(_ id: UInt32) -> ObjectPath {
@@ -57,6 +59,22 @@ public enum NetActivityBus {
         public static let beginActivity: MemberName = "BeginActivity"
         public static let updateActivity: MemberName = "UpdateActivity"
         public static let endActivity: MemberName = "EndActivity"
+        public static let beginActivityWithHints: MemberName = "BeginActivityWithHints"
+        public static let updateActivityFraction: MemberName = "UpdateActivityFraction"
+    }
+
+    /// The keys of `BeginActivityWithHints`' hints.
+    public enum Hint {
+        /// `s`: the desktop application id the activity is for.
+        public static let application = "application"
+        /// `s`: a themed icon name or an absolute path.
+        public static let icon = "icon"
+        /// `s`: `download`, `upload`, `sync`, `update` or `other`.
+        public static let kind = "kind"
+        /// The longest `application` or `icon`, in UTF-8 bytes.
+        public static let maximumBytes = 255
+        /// The kinds an activity may have.
+        public static let kinds = ["download", "upload", "sync", "update", "other"]
     }
 
     /// The main interface's properties.
@@ -67,6 +85,8 @@ public enum NetActivityBus {
         public static let progress: MemberName = "Progress"
         public static let activities: MemberName = "Activities"
         public static let version: MemberName = "Version"
+        public static let rate: MemberName = "Rate"
+        public static let interfaceVersion: MemberName = "InterfaceVersion"
     }
 
     /// The activity interface's properties.
@@ -80,6 +100,11 @@ public enum NetActivityBus {
         public static let processID: MemberName = "ProcessID"
         public static let userID: MemberName = "UserID"
         public static let application: MemberName = "Application"
+        public static let claimedApplication: MemberName = "ClaimedApplication"
+        public static let icon: MemberName = "Icon"
+        public static let kind: MemberName = "Kind"
+        public static let fraction: MemberName = "Fraction"
+        public static let rate: MemberName = "Rate"
     }
 
     /// `ProcessID` and `UserID` before the bus has told the service.

@@ -13,10 +13,13 @@ public struct Announcement: Equatable, Sendable {
     public var count: UInt32?
     /// The new `Progress`, or nil.
     public var progress: Double?
+    /// The new `Rate`, or nil.
+    public var rate: Double?
     /// Whether `Activities` changed since it was last announced (it is announced by
     /// invalidation, never by value).
     public var activitiesChanged: Bool
-    /// Activities whose `Completed` and `Total` are due, in the order they fell due.
+    /// Activities whose progress (`Completed`, `Total`, `Fraction`, `Rate`) is due, in the order
+    /// they fell due.
     public var progressOf: [ActivityID]
 
     /// Creates an announcement; with no arguments, an empty one.
@@ -25,6 +28,7 @@ public struct Announcement: Equatable, Sendable {
         visible: Bool? = nil,
         count: UInt32? = nil,
         progress: Double? = nil,
+        rate: Double? = nil,
         activitiesChanged: Bool = false,
         progressOf: [ActivityID] = []
     ) {
@@ -32,13 +36,14 @@ public struct Announcement: Equatable, Sendable {
         self.visible = visible
         self.count = count
         self.progress = progress
+        self.rate = rate
         self.activitiesChanged = activitiesChanged
         self.progressOf = progressOf
     }
 
     /// Whether the main object has nothing to announce.
     public var mainIsEmpty: Bool {
-        active == nil && visible == nil && count == nil && progress == nil && !activitiesChanged
+        active == nil && visible == nil && count == nil && progress == nil && rate == nil && !activitiesChanged
     }
 
     /// Whether nothing at all is announced, so no signal is due.

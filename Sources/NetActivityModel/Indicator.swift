@@ -3,8 +3,8 @@
 ///
 /// Keeps the last announced value of every property and announces a property only when its
 /// value differs from that. `Active` and `Visible` go out on every transition; `Count`,
-/// `Progress` and `Activities` go through the ``Throttle``, except that an announcement
-/// carrying `Active` also carries `Count` and `Progress` when they differ from what was last
+/// `Progress`, `Rate` and `Activities` go through the ``Throttle``, except that an announcement
+/// carrying `Active` also carries `Count`, `Progress` and `Rate` when they differ from what was last
 /// announced, so a watcher never holds an `Active` that disagrees with its `Count`. Each
 /// activity's own progress goes through the ``ProgressThrottle``. A call that throws changes
 /// nothing, throttle and debounce included.
@@ -27,6 +27,7 @@ public struct Indicator: Sendable {
     private var announcedVisible = false
     private var announcedCount: UInt32 = 0
     private var announcedProgress = -1.0
+    private var announcedRate = 0.0
     // The ledger revision of the activities last announced (invalidated).
     private var announcedRevision: UInt64 = 0
 
@@ -54,14 +55,15 @@ public struct Indicator: Sendable {
             visible: debounce.isVisible,
             count: ledger.count,
             progress: ledger.progress,
-            activities: ledger.activities
+            activities: ledger.activities,
+            rate: ledger.rate
         )
     }
 
-    /// When ``advance()`` is next due: the earliest of the throttles' and the debounce's
-    /// deadlines; nil when nothing is pending.
+    /// When ``advance()`` is next due: the earliest of the throttles', the debounce's and the
+    /// next rate's fall to 0; nil when nothing is pending.
     public var nextDeadline: Instant? {
-        [throttle.deadline, progressThrottle.deadline, debounce.deadline].lazy.compactMap { $0 }.min()
+        [throttle.deadline, progressThrottle.deadline, debounce.deadline, ledger.nextStall].lazy.compactMap { $0 }.min()
     }
 
     /// The throttle window, for a caller that postpones throttled values.
@@ -89,9 +91,23 @@ public struct Indicator: Sendable {
     ///
     /// - Throws: as ``Ledger/update(_:by:completed:total:)``.
     public mutating func update(_ id: ActivityID, by owner: String, completed: UInt64, total: UInt64) throws(LedgerError) -> Announcement {
-        guard try ledger.update(id, by: owner, completed: completed, total: total) else { return Announcement() }
-        var announcement = settle()
         let now = clock.now
+        guard try ledger.update(id, by: owner, completed: completed, total: total, at: now) else { return Announcement() }
+        return progressChanged(id, at: now)
+    }
+
+    /// Sets the progress of an activity as a fraction (fraction mode).
+    ///
+    /// - Throws: as ``Ledger/updateFraction(_:by:fraction:)``.
+    public mutating func updateFraction(_ id: ActivityID, by owner: String, fraction: Double) throws(LedgerError) -> Announcement {
+        guard try ledger.updateFraction(id, by: owner, fraction: fraction) else { return Announcement() }
+        return progressChanged(id, at: clock.now)
+    }
+
+    /// An activity's progress changed: the main object's values, and the activity's own
+    /// progress through its throttle.
+    private mutating func progressChanged(_ id: ActivityID, at now: Instant) -> Announcement {
+        var announcement = settle()
         if holdsThrottled {
             progressThrottle.hold(id, at: now)
         } else if progressThrottle.changed(id, at: now) {
@@ -122,30 +138,37 @@ public struct Indicator: Sendable {
     ///
     /// - Throws: as ``Ledger/begin(owner:label:started:userID:)``.
     public mutating func begin(
-        owner: String, label: String, userID: UInt32? = nil
+        owner: String, label: String, userID: UInt32? = nil, hints: ActivityHints = ActivityHints()
     ) throws(LedgerError) -> (id: ActivityID, announcement: Announcement) {
-        let id = try ledger.begin(owner: owner, label: label, started: clock.wallMicroseconds, userID: userID)
+        let id = try ledger.begin(
+            owner: owner, label: label, started: clock.wallMicroseconds, userID: userID, hints: hints)
         return (id, settle())
     }
 
     /// The clock reached (or passed) nextDeadline: returns due announcements (Visible flips,
-    /// throttled values at the window end). Calling it early returns an empty announcement.
+    /// throttled values at the window end, rates that fell to 0). Calling it early returns an
+    /// empty announcement.
     public mutating func advance() -> Announcement {
         let now = clock.now
         var announcement = Announcement()
         if debounce.advance(to: now) {
             announceVisible(into: &announcement)
         }
+        // A rate that falls to 0 is a progress change of its activity and of the main `Rate`.
+        let stalled = ledger.stallRates(at: now)
         if holdsThrottled {
+            for id in stalled { progressThrottle.hold(id, at: now) }
             // Keep every window open, so the changes stay merged until the bus drains.
-            if throttle.closeIfDue(at: now) { throttle.reopen(at: now) }
+            if throttle.closeIfDue(at: now) || (!stalled.isEmpty && !throttle.isOpen) { throttle.reopen(at: now) }
             progressThrottle.postpone(to: now)
             return announcement
         }
-        if throttle.closeIfDue(at: now), announceThrottled(into: &announcement) {
+        let leading = stalled.filter { progressThrottle.changed($0, at: now) }
+        let closed = throttle.closeIfDue(at: now)
+        if closed || (!stalled.isEmpty && !throttle.isOpen), announceThrottled(into: &announcement) {
             throttle.reopen(at: now)
         }
-        announcement.progressOf = progressThrottle.takeDue(at: now)
+        announcement.progressOf = progressThrottle.takeDue(at: now) + leading
         return announcement
     }
 
@@ -197,7 +220,8 @@ public struct Indicator: Sendable {
             announcedRevision = ledger.activitiesRevision
             announcement.activitiesChanged = true
         }
-        return announcement.count != nil || announcement.progress != nil || announcement.activitiesChanged
+        return announcement.count != nil || announcement.progress != nil || announcement.rate != nil
+            || announcement.activitiesChanged
     }
 
     private mutating func announceCountAndProgress(into announcement: inout Announcement) {
@@ -210,6 +234,11 @@ public struct Indicator: Sendable {
         if progress != announcedProgress {
             announcement.progress = progress
             announcedProgress = progress
+        }
+        let rate = ledger.rate
+        if rate != announcedRate {
+            announcement.rate = rate
+            announcedRate = rate
         }
     }
 }

@@ -10,14 +10,17 @@ public struct IndicatorState: Equatable, Sendable {
     public var progress: Double
     /// `Activities`: the live tracked activities sorted by id.
     public var activities: [Activity]
+    /// `Rate`: the sum of the live activities' rates, in bytes per second.
+    public var rate: Double
 
     /// Creates a state from its values.
-    public init(active: Bool, visible: Bool, count: UInt32, progress: Double, activities: [Activity]) {
+    public init(active: Bool, visible: Bool, count: UInt32, progress: Double, activities: [Activity], rate: Double = 0) {
         self.active = active
         self.visible = visible
         self.count = count
         self.progress = progress
         self.activities = activities
+        self.rate = rate
     }
 
     /// What a fresh service shows and what clients assume before any signal: inactive,

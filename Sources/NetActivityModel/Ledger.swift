@@ -1,5 +1,5 @@
-/// The bookkeeping behind `Count`, `Progress` and `Activities`: the shared counter and the
-/// live tracked activities, with the contract's limits.
+/// The bookkeeping behind `Count`, `Progress`, `Rate` and `Activities`: the shared counter and
+/// the live tracked activities, with the contract's limits.
 ///
 /// A value type with no clock and no notion of time. Every mutating call either succeeds or
 /// throws a ``LedgerError`` and changes nothing. `begin` is O(1) amortised, `update` and `end`
@@ -32,10 +32,19 @@ public struct Ledger: Sendable {
     // Where begins carry user ids: each such owner's user id, and the live activities per user.
     private var userOfOwner: [String: UInt32] = [:]
     private var activitiesByUser: [UInt32: Int] = [:]
-    // Running sums over activities with a known total, so `progress` is O(1). UInt128
-    // holds a million UInt64 totals without overflow.
+    // Running sums, so `progress` and `rate` are O(1): bytes over the byte activities (UInt128
+    // holds a million UInt64 totals without overflow), fractions over the fraction-mode ones,
+    // and rates over those with a rate. Each floating sum is reset to 0 whenever its count
+    // is, so rounding never leaves an idle service with a rate of 1e-12.
     private var completedSum: UInt128 = 0
     private var totalSum: UInt128 = 0
+    private var byteActivityCount = 0
+    private var fractionSum = 0.0
+    private var fractionActivityCount = 0
+    private var rateSum = 0.0
+    private var ratedActivityCount = 0
+    // Activities with a rate, by when their rate falls to 0 unless bytes move again.
+    private var stalls = StallQueue()
     private var nextID: ActivityID?
     private let activityLimit: Int
     // The largest emptied owner set kept for the owner's next begin.
@@ -70,11 +79,28 @@ public struct Ledger: Sendable {
         sharedCount > 0 || liveCount > 0
     }
 
-    /// The `Progress` property: Σcompleted / Σtotal over live activities whose total is
-    /// known (non-zero); `-1.0` when there are none.
+    /// The `Progress` property (version 3): byte activities weigh by their total, each
+    /// fraction-mode activity as much as the mean total of the byte activities (1 when there
+    /// are none): (ΣC + W·ΣF) / (ΣT + W·|F|); `-1.0` when no activity knows how far it is.
+    /// Without fraction-mode activities this is Σcompleted / Σtotal exactly.
     public var progress: Double {
-        totalSum == 0 ? -1.0 : Double(completedSum) / Double(totalSum)
+        guard fractionActivityCount > 0 else {
+            return totalSum == 0 ? -1.0 : Double(completedSum) / Double(totalSum)
+        }
+        let weight = byteActivityCount > 0 ? Double(totalSum) / Double(byteActivityCount) : 1
+        let progress =
+            (Double(completedSum) + weight * fractionSum) / (Double(totalSum) + weight * Double(fractionActivityCount))
+        return min(1, max(0, progress))
     }
+
+    /// The main object's `Rate`: the sum of the live activities' rates, in bytes per second.
+    public var rate: Double {
+        ratedActivityCount == 0 ? 0 : max(0, rateSum)
+    }
+
+    /// When ``stallRates(at:)`` next has an activity to look at: the earliest moment a rate may
+    /// fall to 0. Nil when no activity has a rate, so an idle service sets no timer.
+    public var nextStall: Instant? { stalls.first?.due }
 
     /// The `Activities` property: the live activities sorted by id.
     public var activities: [Activity] {
@@ -134,11 +160,15 @@ public struct Ledger: Sendable {
     ///   ``LedgerError/ownerLimit(owner:limit:)``, ``LedgerError/userLimit(userID:limit:)``,
     ///   ``LedgerError/activityLimit(limit:)``, ``LedgerError/idsExhausted``, checked in that order.
     public mutating func begin(
-        owner: String, label: String, started: UInt64, userID: UInt32? = nil
+        owner: String, label: String, started: UInt64, userID: UInt32? = nil, hints: ActivityHints = ActivityHints()
     ) throws(LedgerError) -> ActivityID {
         let bytes = label.utf8.count
         guard bytes <= Self.maximumLabelBytes else {
             throw .labelTooLong(bytes: bytes, limit: Self.maximumLabelBytes)
+        }
+        for (key, text) in [("application", hints.application), ("icon", hints.icon)]
+        where text.utf8.count > ActivityHints.maximumBytes {
+            throw .hintTooLong(key: key, bytes: text.utf8.count, limit: ActivityHints.maximumBytes)
         }
         // One hash of the owner per call: the index stays valid until idsByOwner changes.
         let ownerEntry = idsByOwner.index(forKey: owner)
@@ -158,7 +188,7 @@ public struct Ledger: Sendable {
         }
 
         nextID = id == .max ? nil : id + 1
-        slots.append(Activity(id: id, owner: owner, label: label, completed: 0, total: 0, started: started))
+        slots.append(Activity(id: id, owner: owner, label: label, completed: 0, total: 0, started: started, hints: hints))
         slotIDs.append(id)
         liveCount += 1
         if let ownerEntry {
@@ -170,30 +200,94 @@ public struct Ledger: Sendable {
         return id
     }
 
-    /// Sets the byte progress of activity `id`; `total` 0 means unknown. Returns whether
-    /// anything changed (the same values again change nothing).
+    /// Sets the byte progress of activity `id`; `total` 0 means unknown. An activity in
+    /// fraction mode leaves it. Returns whether anything changed (the same values again change
+    /// nothing).
+    ///
+    /// With `now`, the update is a sample of the activity's rate (``RateMeter``); without it
+    /// the rate is left as it is.
     ///
     /// - Throws: ``LedgerError/unknownActivity(_:)``, ``LedgerError/notOwner(_:)``, and
     ///   ``LedgerError/completedExceedsTotal(completed:total:)`` (only when `total > 0`),
     ///   checked in that order.
     @discardableResult
     public mutating func update(
-        _ id: ActivityID, by owner: String, completed: UInt64, total: UInt64
+        _ id: ActivityID, by owner: String, completed: UInt64, total: UInt64, at now: Instant? = nil
     ) throws(LedgerError) -> Bool {
         let index = try ownedSlot(id, by: owner)
         guard total == 0 || completed <= total else {
             throw .completedExceedsTotal(completed: completed, total: total)
         }
-        guard var activity = slots[index], activity.completed != completed || activity.total != total else {
-            return false
-        }
+        guard var activity = slots[index] else { return false }
+        let before = activity
         subtractProgress(of: activity)
         activity.completed = completed
         activity.total = total
+        activity.reportedFraction = nil
+        if let now, let rate = activity.meter.sample(completed, at: now) {
+            activity.rate = rate
+            if rate > 0, !activity.meter.queuedForStall, let moved = activity.meter.lastMoved {
+                activity.meter.queuedForStall = true
+                stalls.insert(id, due: moved + RateMeter.stallTimeout)
+            }
+        }
         addProgress(of: activity)
         slots[index] = activity
+        guard activity != before else { return false }
         activitiesRevision += 1
         return true
+    }
+
+    /// Sets the progress of activity `id` as a fraction (fraction mode): its bytes become 0/0
+    /// and its rate 0 until a later ``update(_:by:completed:total:at:)`` reports bytes again.
+    /// Returns whether anything changed.
+    ///
+    /// - Throws: ``LedgerError/unknownActivity(_:)``, ``LedgerError/notOwner(_:)``, then
+    ///   ``LedgerError/invalidFraction(_:)`` for a fraction outside 0...1 or not a number.
+    @discardableResult
+    public mutating func updateFraction(_ id: ActivityID, by owner: String, fraction: Double) throws(LedgerError) -> Bool {
+        let index = try ownedSlot(id, by: owner)
+        guard fraction.isFinite, fraction >= 0, fraction <= 1 else { throw .invalidFraction(fraction) }
+        guard var activity = slots[index] else { return false }
+        let before = activity
+        subtractProgress(of: activity)
+        activity.completed = 0
+        activity.total = 0
+        activity.reportedFraction = fraction
+        activity.rate = 0
+        activity.meter.reset()
+        addProgress(of: activity)
+        slots[index] = activity
+        guard activity != before else { return false }
+        activitiesRevision += 1
+        return true
+    }
+
+    /// Sets to 0 the rate of every activity that has moved no bytes for
+    /// ``RateMeter/stallTimeout`` by `now`; returns their ids, in the order they stalled.
+    /// O(log n) per activity looked at; each activity with a rate is looked at about once per
+    /// stall timeout.
+    public mutating func stallRates(at now: Instant) -> [ActivityID] {
+        var stalled: [ActivityID] = []
+        while let entry = stalls.first, entry.due <= now {
+            let id = entry.id
+            stalls.removeFirst()
+            guard let index = slot(of: id), var activity = slots[index], activity.meter.queuedForStall else { continue }
+            if let moved = activity.meter.lastMoved, now < moved + RateMeter.stallTimeout {
+                // Bytes moved since it was queued: look again when they will have stopped for long enough.
+                stalls.insert(id, due: moved + RateMeter.stallTimeout)
+                continue
+            }
+            activity.meter.queuedForStall = false
+            guard activity.rate != 0 else { continue }
+            subtractProgress(of: activity)
+            activity.rate = 0
+            addProgress(of: activity)
+            slots[index] = activity
+            activitiesRevision += 1
+            stalled.append(id)
+        }
+        return stalled
     }
 
     /// Ends activity `id`.
@@ -271,6 +365,9 @@ public struct Ledger: Sendable {
         subtractProgress(of: activity)
         slots[index] = nil
         liveCount -= 1
+        // Entries of ended activities are skipped when they come due; with none live, none
+        // may wake an idle service.
+        if liveCount == 0 { stalls.removeAll() }
     }
 
     /// Squeezes out the holes once they outnumber the live activities, so the slots stay at
@@ -297,15 +394,75 @@ public struct Ledger: Sendable {
         }
     }
 
+    /// Adds `activity` to the running sums behind `progress` and `rate`.
     private mutating func addProgress(of activity: Activity) {
-        guard activity.total > 0 else { return }
-        completedSum += UInt128(activity.completed)
-        totalSum += UInt128(activity.total)
+        if activity.isByteActivity {
+            completedSum += UInt128(activity.completed)
+            totalSum += UInt128(activity.total)
+            byteActivityCount += 1
+        } else if let fraction = activity.reportedFraction {
+            fractionSum += fraction
+            fractionActivityCount += 1
+        }
+        if activity.rate > 0 {
+            rateSum += activity.rate
+            ratedActivityCount += 1
+        }
     }
 
+    /// Takes `activity` out of the running sums behind `progress` and `rate`.
     private mutating func subtractProgress(of activity: Activity) {
-        guard activity.total > 0 else { return }
-        completedSum -= UInt128(activity.completed)
-        totalSum -= UInt128(activity.total)
+        if activity.isByteActivity {
+            completedSum -= UInt128(activity.completed)
+            totalSum -= UInt128(activity.total)
+            byteActivityCount -= 1
+        } else if let fraction = activity.reportedFraction {
+            fractionActivityCount -= 1
+            fractionSum = fractionActivityCount == 0 ? 0 : fractionSum - fraction
+        }
+        if activity.rate > 0 {
+            ratedActivityCount -= 1
+            rateSum = ratedActivityCount == 0 ? 0 : rateSum - activity.rate
+        }
+    }
+}
+
+/// Activities with a rate, by when it falls to 0: a binary min-heap, so the earliest is found
+/// in O(1) and each insertion and removal costs O(log n).
+struct StallQueue: Sendable {
+    private var entries: [(id: ActivityID, due: Instant)] = []
+
+    var first: (id: ActivityID, due: Instant)? { entries.first }
+
+    mutating func insert(_ id: ActivityID, due: Instant) {
+        entries.append((id, due))
+        var child = entries.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard entries[child].due < entries[parent].due else { break }
+            entries.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func removeFirst() {
+        guard !entries.isEmpty else { return }
+        entries.swapAt(0, entries.count - 1)
+        entries.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < entries.count, entries[left].due < entries[smallest].due { smallest = left }
+            if right < entries.count, entries[right].due < entries[smallest].due { smallest = right }
+            guard smallest != parent else { return }
+            entries.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+
+    mutating func removeAll() {
+        entries.removeAll(keepingCapacity: entries.count <= 1_024)
     }
 }

@@ -23,6 +23,10 @@ public enum LedgerError: Error, Equatable, Sendable {
     case notOwner(ActivityID)
     /// `completed` is larger than a known (non-zero) `total`.
     case completedExceedsTotal(completed: UInt64, total: UInt64)
+    /// The hint `key` is `bytes` UTF-8 bytes, more than `limit`.
+    case hintTooLong(key: String, bytes: Int, limit: Int)
+    /// A fraction outside 0...1, or not a number.
+    case invalidFraction(Double)
 
     /// One readable English sentence for a D-Bus error message, e.g. "activity 7 is not owned
     /// by the caller", "label is 300 bytes; at most 256 are allowed".
@@ -48,6 +52,10 @@ public enum LedgerError: Error, Equatable, Sendable {
             "activity \(id) is not owned by the caller"
         case .completedExceedsTotal(let completed, let total):
             "completed is \(completed) bytes but total is only \(total)"
+        case .hintTooLong(let key, let bytes, let limit):
+            "hint '\(key)' is \(bytes) bytes; at most \(limit) are allowed"
+        case .invalidFraction(let fraction):
+            "fraction \(fraction) is not a number from 0.0 to 1.0"
         }
     }
 }

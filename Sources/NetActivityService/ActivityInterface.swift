@@ -25,6 +25,24 @@ extension Service {
                     [.uint32(try begin(owner: call.sender, label: call.arguments[0].string ?? ""))]
                 },
                 Method(
+                    Member.beginActivityWithHints, inputs: [Argument("label", "s"), Argument("hints", "a{sv}")],
+                    outputs: [Argument("id", "u")]
+                ) { [unowned self] call in
+                    let hints = try Self.hints(call.arguments[1])
+                    return [.uint32(try begin(owner: call.sender, label: call.arguments[0].string ?? "", hints: hints))]
+                },
+                Method(Member.updateActivityFraction, inputs: [Argument("id", "u"), Argument("fraction", "d")]) {
+                    [unowned self] call in
+                    let id = call.arguments[0].uint32 ?? 0
+                    let fraction = call.arguments[1].double ?? .nan
+                    let owner = call.sender
+                    announce(
+                        try perform { indicator throws(LedgerError) in
+                            try indicator.updateFraction(id, by: owner, fraction: fraction)
+                        })
+                    return []
+                },
+                Method(
                     Member.updateActivity,
                     inputs: [Argument("id", "u"), Argument("completed", "t"), Argument("total", "t")]
                 ) { [unowned self] call in
@@ -48,10 +66,12 @@ extension Service {
                 Property(Name.visible, "b") { [unowned self] in .boolean(indicator.isVisible) },
                 Property(Name.count, "u") { [unowned self] in .uint32(indicator.ledger.count) },
                 Property(Name.progress, "d") { [unowned self] in .double(indicator.ledger.progress) },
+                Property(Name.rate, "d") { [unowned self] in .double(indicator.ledger.rate) },
                 Property(Name.activities, "a(ussttt)", changeSignal: .invalidates) { [unowned self] in
                     Self.encode(indicator.ledger.activities)
                 },
                 Property(Name.version, "s", changeSignal: .constant) { .string(NetActivityBus.version) },
+                Property(Name.interfaceVersion, "u", changeSignal: .constant) { .uint32(NetActivityBus.interfaceVersion) },
             ])
     }
 
@@ -76,6 +96,13 @@ extension Service {
                 },
                 Property(Name.userID, .uint32) { .uint32(described.attribution?.userID ?? NetActivityBus.unknownCredential) },
                 Property(Name.application, .string) { .string(described.attribution?.application ?? "") },
+                Property(Name.claimedApplication, .string, changeSignal: .constant) {
+                    .string(described.activity.hints.application)
+                },
+                Property(Name.icon, .string, changeSignal: .constant) { .string(described.activity.hints.icon) },
+                Property(Name.kind, .string, changeSignal: .constant) { .string(described.activity.hints.kind.rawValue) },
+                Property(Name.fraction, .double) { .double(described.activity.fraction) },
+                Property(Name.rate, .double) { .double(described.activity.rate) },
             ])
     }
 
@@ -101,11 +128,46 @@ extension Service {
         if announcement.visible != nil { names.append(Name.visible) }
         if announcement.count != nil { names.append(Name.count) }
         if announcement.progress != nil { names.append(Name.progress) }
+        if announcement.rate != nil { names.append(Name.rate) }
         if announcement.activitiesChanged { names.append(Name.activities) }
         return names
     }
 
-    static let progressNames = [NetActivityBus.ActivityProperty.completed, NetActivityBus.ActivityProperty.total]
+    /// An activity's progress is one signal (contract version 3).
+    static let progressNames = [
+        NetActivityBus.ActivityProperty.completed, NetActivityBus.ActivityProperty.total,
+        NetActivityBus.ActivityProperty.fraction, NetActivityBus.ActivityProperty.rate,
+    ]
+
+    /// `BeginActivityWithHints`' hints: the known keys checked, unknown ones ignored (newer
+    /// clients), nothing kept of the dictionary beyond the three values.
+    ///
+    /// - Throws: `InvalidArgs` naming the key, for a known hint of the wrong type or value.
+    static func hints(_ dictionary: Value) throws(BusError) -> ActivityHints {
+        typealias Hint = NetActivityBus.Hint
+        var hints = ActivityHints()
+        for entry in dictionary.elements ?? [] {
+            guard case .dictEntry(let key, let wrapped) = entry, case .string(let name) = key,
+                name == Hint.application || name == Hint.icon || name == Hint.kind
+            else { continue }
+            guard case .string(let text) = wrapped.unwrapped ?? wrapped else {
+                let type = (wrapped.unwrapped ?? wrapped).signature
+                throw BusError(.invalidArgs, "hint '\(name)' must be a string (s), not '\(type)'")
+            }
+            switch name {
+            case Hint.application: hints.application = text
+            case Hint.icon: hints.icon = text
+            default:
+                guard let kind = ActivityKind(rawValue: text) else {
+                    throw BusError(
+                        .invalidArgs,
+                        "hint 'kind' is '\(text.prefix(64))'; it must be one of \(Hint.kinds.joined(separator: ", "))")
+                }
+                hints.kind = kind
+            }
+        }
+        return hints
+    }
     static let attributionNames = [
         NetActivityBus.ActivityProperty.processID, NetActivityBus.ActivityProperty.userID,
         NetActivityBus.ActivityProperty.application,
@@ -119,6 +181,7 @@ extension Signature {
     fileprivate static let uint32: Signature = "u"
     fileprivate static let uint64: Signature = "t"
     fileprivate static let string: Signature = "s"
+    fileprivate static let double: Signature = "d"
 }
 
 /// The activity object the activity table's getters read: the one looked up last.

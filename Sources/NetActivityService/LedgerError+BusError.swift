@@ -8,7 +8,7 @@ extension LedgerError {
         let name: ErrorName = switch self {
         case .notActive: .notActive
         case .counterLimit, .ownerLimit, .userLimit, .activityLimit, .idsExhausted: .limitsExceeded
-        case .labelTooLong, .completedExceedsTotal: .invalidArgs
+        case .labelTooLong, .completedExceedsTotal, .hintTooLong, .invalidFraction: .invalidArgs
         case .unknownActivity: .unknownActivity
         case .notOwner: .accessDenied
         }

@@ -183,11 +183,11 @@ public final class Service {
 
     /// `BeginActivity`: the object is announced, then the main object's changes, both before
     /// the reply.
-    func begin(owner: String, label: String) throws(BusError) -> ActivityID {
+    func begin(owner: String, label: String, hints: ActivityHints = ActivityHints()) throws(BusError) -> ActivityID {
         // On the system bus the per-user limit needs the owner's user id before the first begin.
         let userID = options.perUserLimits ? try credentialsNow(of: owner).userID : nil
         let (id, announcement) = try perform { indicator throws(LedgerError) in
-            try indicator.begin(owner: owner, label: label, userID: userID)
+            try indicator.begin(owner: owner, label: label, userID: userID, hints: hints)
         }
         learnAttribution(of: owner)
         try? server?.emitInterfacesAdded(at: NetActivityBus.activityPath(id))
