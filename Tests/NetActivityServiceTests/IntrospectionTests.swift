@@ -96,14 +96,20 @@ import Testing
         let differences = running.differences(from: checkedIn)
         #expect(differences.isEmpty, "the running service and \(file.lastPathComponent) differ:\n\(differences.joined(separator: "\n"))")
         // The contract's table, so that both sides cannot drift together.
-        #expect(checkedIn.methods.keys.sorted() == ["BeginActivity", "EndActivity", "Pop", "Push", "UpdateActivity"])
+        #expect(checkedIn.methods.mapValues { method in
+            ["in", "out"].map { direction in method.arguments.filter { $0.direction == direction }.map(\.type).joined() }
+        } == [
+            "Push": ["", ""], "Pop": ["", ""], "BeginActivity": ["s", "u"], "BeginActivityWithHints": ["sa{sv}", "u"],
+            "UpdateActivity": ["utt", ""], "UpdateActivityFraction": ["ud", ""], "EndActivity": ["u", ""],
+        ])
         #expect(checkedIn.properties.mapValues(\.type) == [
-            "Active": "b", "Visible": "b", "Count": "u", "Progress": "d", "Activities": "a(ussttt)", "Version": "s",
+            "Active": "b", "Visible": "b", "Count": "u", "Progress": "d", "Rate": "d", "Activities": "a(ussttt)",
+            "Version": "s", "InterfaceVersion": "u",
         ])
         for (name, property) in checkedIn.properties {
             #expect(property.access == "read", "\(name)")
             let expected = switch name {
-            case "Version": "const"
+            case "Version", "InterfaceVersion": "const"
             case "Activities": "invalidates"
             default: "true"
             }
@@ -128,8 +134,13 @@ import Testing
         #expect(differences.isEmpty, "activity object and \(file.lastPathComponent) differ:\n\(differences.joined(separator: "\n"))")
         #expect(checkedIn.properties.mapValues(\.type) == [
             "Id": "u", "Label": "s", "Owner": "s", "Started": "t", "Completed": "t", "Total": "t",
-            "ProcessID": "u", "UserID": "u", "Application": "s",
+            "ProcessID": "u", "UserID": "u", "Application": "s", "ClaimedApplication": "s", "Icon": "s", "Kind": "s",
+            "Fraction": "d", "Rate": "d",
         ])
+        for (name, property) in checkedIn.properties {
+            let constant = ["Id", "Label", "Owner", "Started", "ClaimedApplication", "Icon", "Kind"].contains(name)
+            #expect(property.annotations == [InterfaceShape.emitsChangedSignal: constant ? "const" : "true"], "\(name)")
+        }
     }
 
     // MARK: - Peer

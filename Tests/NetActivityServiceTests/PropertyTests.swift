@@ -9,7 +9,8 @@ import Testing
 @Suite struct PropertyTests {
     /// Every property with its D-Bus type.
     static let types: [String: Signature] = [
-        "Active": "b", "Visible": "b", "Count": "u", "Progress": "d", "Activities": "a(ussttt)", "Version": "s",
+        "Active": "b", "Visible": "b", "Count": "u", "Progress": "d", "Rate": "d", "Activities": "a(ussttt)",
+        "Version": "s", "InterfaceVersion": "u",
     ]
 
     // MARK: - Values
@@ -156,7 +157,7 @@ import Testing
         }
     }
 
-    @Test func getAllGivesAllSixWithTheirTypes() throws {
+    @Test func getAllGivesEveryPropertyWithItsType() throws {
         let service = try ServiceDaemon()
         let client = try service.probe()
         try client.call("Push")
@@ -188,7 +189,7 @@ import Testing
             "Activities": .array(element: "(ussttt)", [
                 .structure([.uint32(9), .string(":1.1"), .string("forged"), .uint64(1), .uint64(2), .uint64(3)]),
             ]),
-            "Version": .string("9.9.9"),
+            "Version": .string("9.9.9"), "Rate": .double(1e9), "InterfaceVersion": .uint32(99),
         ]
         #expect(Set(attempts.keys) == Set(Self.types.keys))
         try waitUntil("Visible to settle") { try client.boolProperty("Visible") }
