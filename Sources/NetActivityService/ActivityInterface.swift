@@ -154,6 +154,11 @@ extension Service {
                 let type = (wrapped.unwrapped ?? wrapped).signature
                 throw BusError(.invalidArgs, "hint '\(name)' must be a string (s), not '\(type)'")
             }
+            // Every entry is checked, so a valid duplicate cannot hide an invalid one.
+            if name != Hint.kind, text.utf8.count > Hint.maximumBytes {
+                throw BusError(
+                    .invalidArgs, "hint '\(name)' is \(text.utf8.count) bytes; at most \(Hint.maximumBytes) are allowed")
+            }
             switch name {
             case Hint.application: hints.application = text
             case Hint.icon: hints.icon = text

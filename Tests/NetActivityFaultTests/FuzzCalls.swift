@@ -58,7 +58,7 @@ struct FuzzCalls {
         if random.chance(50) {
             interface = NetActivityBus.interface
             member = pick(["Push", "Pop", "BeginActivity", "BeginActivity", "UpdateActivity", "UpdateActivity",
-                           "EndActivity", "EndActivity"])
+                           "EndActivity", "EndActivity", "BeginActivityWithHints", "UpdateActivityFraction"])
         }
         switch random.next() % 100 {
         case 0..<15: interface = nil  // dispatched by member name
@@ -91,6 +91,10 @@ struct FuzzCalls {
         switch member.rawValue {
         case "BeginActivity":
             return [.string(label())]
+        case "BeginActivityWithHints":
+            return [.string(label()), hints()]
+        case "UpdateActivityFraction":
+            return [.uint32(id(model: &model, sender: sender)), .double(fraction())]
         case "UpdateActivity":
             let (completed, total) = progress()
             return [.uint32(id(model: &model, sender: sender)), .uint64(completed), .uint64(total)]
@@ -151,6 +155,35 @@ struct FuzzCalls {
         case 85..<88: return .max
         case 88..<94: return model.highestID &+ 1 &+ UInt32(random.next() % 3)
         default: return UInt32(truncatingIfNeeded: random.next())
+        }
+    }
+
+    /// Hints: valid ones, unknown keys, wrong types, kinds that are not one, strings past 255
+    /// bytes.
+    private mutating func hints() -> Value {
+        var entries: [(Value, Value)] = []
+        for _ in 0..<Int(random.next() % 5) {
+            let key = pick(["application", "icon", "kind", "kind", "Kind", "future", ""])
+            let value: Value
+            switch random.next() % 100 {
+            case 0..<40 where key == "kind" || key == "Kind": value = .string(pick(["download", "upload", "sync", "update", "other"]))
+            case 0..<40: value = .string(randomString(length: Int(random.next() % 60)))
+            case 40..<55: value = .string(filled(bytes: pick([255, 256])))
+            case 55..<65: value = .string(pick(["torrent", "", "DOWNLOAD", "download "]))
+            default: value = randomValue(depth: 2)
+            }
+            entries.append((.string(key), .variant(value)))
+        }
+        return .dictionary(key: "s", value: "v", entries)
+    }
+
+    /// Fractions in range, at its ends, past them, and not numbers.
+    private mutating func fraction() -> Double {
+        switch random.next() % 100 {
+        case 0..<60: return Double(random.next() % 1_001) / 1_000
+        case 60..<70: return pick([0, 1, -0.0])
+        case 70..<85: return pick([-0.001, 1.001, -1, 2, 1e300])
+        default: return pick([.nan, .infinity, -.infinity])
         }
     }
 

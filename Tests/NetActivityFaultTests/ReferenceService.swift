@@ -10,6 +10,8 @@ struct ReferenceService {
         var label: String
         var completed: UInt64 = 0
         var total: UInt64 = 0
+        /// Set in fraction mode.
+        var fraction: Double?
     }
 
     /// The outcome the contract requires for one call.
@@ -52,7 +54,11 @@ struct ReferenceService {
     static let objectPath = NetActivityBus.path
     /// The nodes above the object, which answer Introspect (and Peer).
     static let ancestors: Set<ObjectPath> = ["/", "/io", "/io/github", "/io/github/netactivity"]
-    static let propertyNames = ["Active", "Visible", "Count", "Progress", "Activities", "Version"]
+    static let propertyNames = [
+        "Active", "Visible", "Count", "Progress", "Rate", "Activities", "Version", "InterfaceVersion",
+    ]
+    static let maximumHintBytes = 255
+    static let kinds: Set<String> = ["download", "upload", "sync", "update", "other"]
     static let maximumSharedCount: UInt32 = 65_536
     static let maximumLabelBytes = 256
     static let maximumActivitiesPerOwner = 1_024
@@ -61,6 +67,7 @@ struct ReferenceService {
     static let methods: [InterfaceName: [MemberName: Signature]] = [
         NetActivityBus.interface: [
             "Push": "", "Pop": "", "BeginActivity": "s", "UpdateActivity": "utt", "EndActivity": "u",
+            "BeginActivityWithHints": "sa{sv}", "UpdateActivityFraction": "ud",
         ],
         .properties: ["Get": "ss", "GetAll": "s", "Set": "ssv"],
         .introspectable: ["Introspect": ""],
@@ -135,9 +142,10 @@ struct ReferenceService {
             return sharedCount < Self.maximumSharedCount ? .reply(check: .empty) : .error([.limitsExceeded])
         case "Pop":
             return sharedCount > 0 ? .reply(check: .empty) : .error([.notActive])
-        case "BeginActivity":
+        case "BeginActivity", "BeginActivityWithHints":
             let label = arguments[0].string ?? ""
             if label.utf8.count > Self.maximumLabelBytes { return .error([.invalidArgs]) }
+            if member == "BeginActivityWithHints", !Self.hintsAreValid(arguments[1]) { return .error([.invalidArgs]) }
             if activityCount(owner: sender) >= Self.maximumActivitiesPerOwner { return .error([.limitsExceeded]) }
             return .reply(check: .newActivityID)
         case "UpdateActivity":
@@ -145,6 +153,10 @@ struct ReferenceService {
             let completed = arguments[1].uint64 ?? 0
             let total = arguments[2].uint64 ?? 0
             return total > 0 && completed > total ? .error([.invalidArgs]) : .reply(check: .empty)
+        case "UpdateActivityFraction":
+            if let refusal = refusal(of: arguments[0].uint32 ?? 0, sender: sender) { return refusal }
+            let fraction = arguments[1].double ?? .nan
+            return fraction.isFinite && fraction >= 0 && fraction <= 1 ? .reply(check: .empty) : .error([.invalidArgs])
         case "EndActivity":
             return refusal(of: arguments[0].uint32 ?? 0, sender: sender) ?? .reply(check: .empty)
         case "Get", "Set":
@@ -184,6 +196,24 @@ struct ReferenceService {
         }
     }
 
+    /// The contract's hints: every key optional, unknown ones ignored; `application` and `icon`
+    /// strings of at most 255 bytes, `kind` one of five strings.
+    static func hintsAreValid(_ hints: Value) -> Bool {
+        for entry in hints.elements ?? [] {
+            guard case .dictEntry(.string(let key), let wrapped) = entry else { continue }
+            let value = wrapped.unwrapped ?? wrapped
+            switch key {
+            case "application", "icon":
+                guard case .string(let text) = value, text.utf8.count <= Self.maximumHintBytes else { return false }
+            case "kind":
+                guard case .string(let text) = value, Self.kinds.contains(text) else { return false }
+            default:
+                continue
+            }
+        }
+        return true
+    }
+
     private func refusal(of id: UInt32, sender: String) -> Outcome? {
         guard let activity = live[id] else { return .error([.unknownActivity]) }
         return activity.owner == sender ? nil : .error([.accessDenied])
@@ -202,6 +232,8 @@ struct ReferenceService {
         case "Visible": .boolean(false)
         case "Count": .uint32(count)
         case "Progress": .double(progress)
+        case "Rate": .double(0)
+        case "InterfaceVersion": .uint32(3)
         case "Activities":
             .array(
                 element: "(ussttt)",
@@ -216,14 +248,24 @@ struct ReferenceService {
         }
     }
 
+    /// Version 3's aggregate, worked out afresh over every live activity.
     private var progress: Double {
         var completed: UInt128 = 0
         var total: UInt128 = 0
-        for activity in live.values where activity.total > 0 {
-            completed += UInt128(activity.completed)
-            total += UInt128(activity.total)
+        var byteActivities = 0
+        var fractions: [Double] = []
+        for activity in live.values {
+            if activity.total > 0 {
+                completed += UInt128(activity.completed)
+                total += UInt128(activity.total)
+                byteActivities += 1
+            } else if let fraction = activity.fraction {
+                fractions.append(fraction)
+            }
         }
-        return total == 0 ? -1.0 : Double(completed) / Double(total)
+        guard !fractions.isEmpty else { return total == 0 ? -1.0 : Double(completed) / Double(total) }
+        let weight = byteActivities > 0 ? Double(total) / Double(byteActivities) : 1
+        return (Double(completed) + weight * fractions.reduce(0, +)) / (Double(total) + weight * Double(fractions.count))
     }
 
     // MARK: - Applying
@@ -238,7 +280,7 @@ struct ReferenceService {
         switch member {
         case "Push": sharedCount += 1
         case "Pop": sharedCount -= 1
-        case "BeginActivity":
+        case "BeginActivity", "BeginActivityWithHints":
             guard let id = (try? reply.arguments())?.first?.uint32 else { return }
             highestID = max(highestID, id)
             live[id] = Activity(owner: sender, label: arguments[0].string ?? "")
@@ -247,6 +289,12 @@ struct ReferenceService {
             guard let id = arguments[0].uint32 else { return }
             live[id]?.completed = arguments[1].uint64 ?? 0
             live[id]?.total = arguments[2].uint64 ?? 0
+            live[id]?.fraction = nil
+        case "UpdateActivityFraction":
+            guard let id = arguments[0].uint32 else { return }
+            live[id]?.completed = 0
+            live[id]?.total = 0
+            live[id]?.fraction = arguments[1].double
         case "EndActivity":
             guard let id = arguments[0].uint32, let activity = live.removeValue(forKey: id) else { return }
             activitiesByOwner[activity.owner, default: 0] -= 1
