@@ -12,6 +12,14 @@ import NetActivityContract
 /// Signals that arrive before the reply they overlap with are already part of that reply (one
 /// sender's messages arrive in order), so the main object's changes count only once `GetAll` is
 /// in, and the activities' once `GetManagedObjects` is.
+///
+/// Every snapshot is consistent in itself: `count` is the shared counter plus the listed
+/// activities, `active` is `count > 0`, and `progress` and `rate` are the contract's aggregates
+/// over the listed activities. The service throttles its main object's `Count`, `Progress` and
+/// `Rate` apart from the activity objects, so taking them as sent would mix two moments. The
+/// shared counter is `Count` minus the listed activities when a `Count` arrives: objects come
+/// and go in `InterfacesAdded`/`InterfacesRemoved`, which are never throttled and are sent
+/// before any `Count` that counts them, so at that moment the list is the one `Count` counted.
 struct IndicatorMirror {
     /// Where the activity list comes from.
     enum Source: Equatable {
@@ -21,9 +29,25 @@ struct IndicatorMirror {
         case activitiesProperty
     }
 
-    /// The state as far as it is known; complete once `isComplete`.
-    private(set) var snapshot = IndicatorSnapshot()
+    /// The service's state as sent: `visible` and the activities; the rest is derived.
+    private var state = IndicatorSnapshot()
+    /// The shared counter (`Push`/`Pop`), as of the last `Count`.
+    private var sharedCount: UInt32 = 0
     private(set) var source: Source = .objects
+
+    /// The state as far as it is known; complete once `isComplete`. O(n) in the activities.
+    var snapshot: IndicatorSnapshot {
+        var snapshot = state
+        let (count, overflow) = sharedCount.addingReportingOverflow(UInt32(clamping: state.activities.count))
+        snapshot.count = overflow ? .max : count
+        snapshot.active = snapshot.count > 0
+        snapshot.progress = IndicatorSnapshot.progress(of: state.activities)
+        snapshot.rate = IndicatorSnapshot.rate(of: state.activities)
+        return snapshot
+    }
+
+    /// How many activities are listed.
+    var activityCount: Int { state.activities.count }
     private var objectsLoaded = false
     private var mainLoaded = false
 
@@ -48,7 +72,7 @@ struct IndicatorMirror {
         var activities: [ActivityInfo] = []
         defer {
             activities.sort { $0.id < $1.id }
-            snapshot.activities = activities
+            state.activities = activities
             objectsLoaded = true
         }
         try entries { entry in
@@ -83,10 +107,10 @@ struct IndicatorMirror {
         let activity = Self.activity(id: id, properties)
         switch index(of: id) {
         case .found(let index):
-            guard snapshot.activities[index] != activity else { return false }
-            snapshot.activities[index] = activity
+            guard state.activities[index] != activity else { return false }
+            state.activities[index] = activity
         case .insertAt(let index):
-            snapshot.activities.insert(activity, at: index)
+            state.activities.insert(activity, at: index)
         }
         return true
     }
@@ -97,7 +121,7 @@ struct IndicatorMirror {
             interfaces.contains(NetActivityBus.activityInterface.rawValue),
             case .found(let index) = index(of: id)
         else { return false }
-        snapshot.activities.remove(at: index)
+        state.activities.remove(at: index)
         return true
     }
 
@@ -107,24 +131,32 @@ struct IndicatorMirror {
     mutating func propertiesChanged(path: String, interface: String, changed: [String: Value]) -> Bool {
         if path == NetActivityBus.path.rawValue, interface == NetActivityBus.interface.rawValue {
             guard mainLoaded else { return false }
-            let before = snapshot
+            let before = (state, sharedCount)
             applyMain(changed)
-            return snapshot != before
+            return state != before.0 || sharedCount != before.1
         }
         guard interface == NetActivityBus.activityInterface.rawValue, objectsLoaded, source == .objects,
             let id = NetActivityBus.activityID(at: path), case .found(let index) = index(of: id)
         else { return false }
-        let before = snapshot.activities[index]
-        Self.apply(changed, to: &snapshot.activities[index])
-        return snapshot.activities[index] != before
+        let before = state.activities[index]
+        Self.apply(changed, to: &state.activities[index])
+        return state.activities[index] != before
     }
 
     // MARK: - Decoding
 
     private mutating func applyMain(_ properties: [String: Value]) {
+        typealias Name = NetActivityBus.Property
         var properties = properties
-        if source == .objects { properties[NetActivityBus.Property.activities.rawValue] = nil }
-        snapshot.apply(properties)
+        if source == .objects { properties[Name.activities.rawValue] = nil }
+        // The list first, then the counter measured against it.
+        let count = properties.removeValue(forKey: Name.count.rawValue).flatMap { ($0.unwrapped ?? $0).uint32 }
+        for name in [Name.active, Name.progress, Name.rate] { properties[name.rawValue] = nil }
+        state.apply(properties)
+        if let count {
+            let listed = UInt32(clamping: state.activities.count)
+            sharedCount = count > listed ? count - listed : 0
+        }
     }
 
     /// An activity object's properties as an `ActivityInfo`; missing or mistyped values read as
@@ -150,9 +182,19 @@ struct IndicatorMirror {
             case Name.userID.rawValue:
                 if let number = value.uint32 { activity.userID = Self.credential(number) }
             case Name.application.rawValue: if case .string(let text) = value { activity.application = text }
+            case Name.claimedApplication.rawValue:
+                if case .string(let text) = value { activity.claimedApplication = text }
+            case Name.icon.rawValue: if case .string(let text) = value { activity.icon = text }
+            case Name.kind.rawValue: if case .string(let text) = value { activity.kind = text }
+            case Name.fraction.rawValue:
+                if let number = value.double { activity.reportedFraction = (0...1).contains(number) ? number : nil }
+            case Name.rate.rawValue:
+                if let number = value.double { activity.rate = number.isFinite && number > 0 ? number : 0 }
             default: break
             }
         }
+        // Fraction is Completed / Total while the bytes are known; only fraction mode needs it.
+        if activity.total > 0 { activity.reportedFraction = nil }
     }
 
     private static func credential(_ number: UInt32) -> UInt32? {
@@ -163,7 +205,7 @@ struct IndicatorMirror {
 
     /// Binary search by id; ids usually grow, so a new one is usually appended.
     private func index(of id: UInt32) -> Position {
-        let activities = snapshot.activities
+        let activities = state.activities
         if let last = activities.last, last.id < id { return .insertAt(activities.count) }
         var low = 0
         var high = activities.count

@@ -103,10 +103,13 @@ public final class NetActivityClient: Sendable {
     /// until the returned object is released, or the app exits).
     /// A label longer than the service accepts (`maximumLabelBytes`) is cut to fit, on a
     /// character boundary.
-    public func begin(_ label: String) -> Activity {
+    ///
+    /// `hints` say what the activity is for (its application, icon and kind); a service older
+    /// than interface version 3 shows the activity without them, said once to `problems`.
+    public func begin(_ label: String, hints: ActivityHints = ActivityHints()) -> Activity {
         let label = Self.fitted(label)
         let localID = nextLocalID.add(1, ordering: .relaxed).newValue
-        handle?.perform { $0.begin(localID, label: label) }
+        handle?.perform { $0.begin(localID, label: label, hints: hints) }
         guard let handle else { return Activity(label: label, localID: localID, session: nil) }
         return Activity(label: label, localID: localID, session: handle)
     }
@@ -116,13 +119,18 @@ public final class NetActivityClient: Sendable {
 
     /// `label`, cut on a character boundary to at most `maximumLabelBytes`.
     public static func fitted(_ label: String) -> String {
-        guard label.utf8.count > maximumLabelBytes else { return label }
-        var text = ""
-        for character in label {
-            guard text.utf8.count + character.utf8.count <= maximumLabelBytes else { break }
-            text.append(character)
+        fitted(label, toBytes: maximumLabelBytes)
+    }
+
+    /// `text`, cut on a character boundary to at most `bytes` UTF-8 bytes.
+    static func fitted(_ text: String, toBytes bytes: Int) -> String {
+        guard text.utf8.count > bytes else { return text }
+        var fitted = ""
+        for character in text {
+            guard fitted.utf8.count + character.utf8.count <= bytes else { break }
+            fitted.append(character)
         }
-        return text
+        return fitted
     }
 
     /// Runs `body` while holding an activity labelled `label`; the activity ends when `body`
@@ -140,10 +148,10 @@ public final class NetActivityClient: Sendable {
     ///         }
     ///     }
     public func tracking<Result>(
-        _ label: String, isolation: isolated (any Actor)? = #isolation,
+        _ label: String, hints: ActivityHints = ActivityHints(), isolation: isolated (any Actor)? = #isolation,
         _ body: (Activity) async throws -> Result
     ) async rethrows -> Result {
-        let activity = begin(label)
+        let activity = begin(label, hints: hints)
         defer { activity.end() }
         return try await withTaskCancellationHandler {
             try await body(activity)
@@ -202,8 +210,12 @@ public final class NetActivityClient: Sendable {
         return Observation(gate: gate, stop: { [weak handle] in handle?.perform { $0.removeObserver(id) } })
     }
 
-    /// The indicator's state now.
+    /// The indicator's state now, with everything this client reported before the call:
+    /// activities it began, reports it made and activities it ended are in it.
     public func snapshot() async -> IndicatorSnapshot {
+        // The service announces each change before its reply: once every call is answered, the
+        // state the client holds (or asks for afresh) includes them.
+        await flush()
         for await state in states() { return state }
         return .unavailable
     }

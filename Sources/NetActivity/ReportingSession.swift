@@ -11,8 +11,8 @@ import NetActivityContract
 final class ReportingSession {
     private struct Tracked {
         var label: String
-        var completed: UInt64 = 0
-        var total: UInt64 = 0
+        var hints: ActivityHints
+        var progress = Activity.Progress.bytes(0, 0)
         /// The service's id, and the instance that holds it.
         var remote: (id: UInt32, owner: String)?
         var beginInFlight = false
@@ -48,6 +48,13 @@ final class ReportingSession {
     }
     /// True after a call found no service: nothing is re-sent until the service appears.
     private var waitingForService = false
+    /// The service instance that answered `UnknownMethod` to a version 3 method: it predates
+    /// interface version 3, so activities begin without hints and fractions go as bytes.
+    private var versionTwoService: String?
+    /// Once per client: the problem of an old service is no news after the first time.
+    private var reportedVersionTwo = false
+    /// A fraction sent to a version 2 service is this many bytes' worth.
+    static let fractionScale: UInt64 = 10_000
     /// One line to `problems` per outage: reset when the service is back.
     private var reportedUnavailable = false
     private var closed = false
@@ -86,17 +93,16 @@ final class ReportingSession {
 
     // MARK: - What the app says
 
-    func begin(_ localID: Int, label: String) {
-        activities[localID] = Tracked(label: label)
+    func begin(_ localID: Int, label: String, hints: ActivityHints = ActivityHints()) {
+        activities[localID] = Tracked(label: label, hints: hints)
         needsAttention.insert(localID)
         reconcile()
     }
 
-    func update(_ localID: Int, completed: UInt64, total: UInt64) {
+    func update(_ localID: Int, _ progress: Activity.Progress) {
         guard var activity = activities[localID], !activity.ended else { return }
-        guard activity.completed != completed || activity.total != total else { return }
-        activity.completed = completed
-        activity.total = total
+        guard activity.progress != progress else { return }
+        activity.progress = progress
         activity.progressDirty = true
         activities[localID] = activity
         needsAttention.insert(localID)
@@ -134,7 +140,11 @@ final class ReportingSession {
             return
         }
         observers[id] = observer
-        if let published {
+        if publishPending, let mirror, mirror.isComplete {
+            // A state waiting out its spacing is newer than the last published: a new observer
+            // (`snapshot()` after `flush()`) gets what the client already knows.
+            observer.deliver(mirror.snapshot)
+        } else if let published {
             observer.deliver(published)
         } else if connect() == nil {
             observer.deliver(.unavailable)
@@ -247,8 +257,10 @@ final class ReportingSession {
             activity.updateInFlight = false
         }
         if activity.ended || activity.refused {
-            // Whatever progress is still pending is dropped: nothing stale after the end.
             if activity.ended, let remote = activity.remote {
+                // A report made before the end reaches the service before it: one connection's
+                // calls are answered in order, so the update needs no waiting for.
+                if activity.progressDirty { sendProgress(of: activity, to: remote.id) { _ in } }
                 call(NetActivityBus.Member.endActivity, [.uint32(remote.id)]) { _ in }
             }
             if let timer = activity.updateTimer {
@@ -274,12 +286,12 @@ final class ReportingSession {
                     activity.progressDirty = false
                     activity.updateInFlight = true
                     activity.lastUpdate = now
-                    call(
-                        NetActivityBus.Member.updateActivity,
-                        [.uint32(remote.id), .uint64(activity.completed), .uint64(activity.total)]
-                    ) { [self] _ in
+                    sendProgress(of: activity, to: remote.id) { [self] result in
                         guard activities[localID] != nil else { return }
                         activities[localID]?.updateInFlight = false
+                        if case .failure(let error) = result, error.name == .unknownMethod, noteVersionTwo(result) {
+                            activities[localID]?.progressDirty = true  // again, as bytes
+                        }
                         needsAttention.insert(localID)
                         reconcile()
                     }
@@ -287,17 +299,65 @@ final class ReportingSession {
             }
         } else {
             activity.beginInFlight = true
-            call(NetActivityBus.Member.beginActivity, [.string(activity.label)]) { [self] result in
-                beginAnswered(localID, result)
+            let withHints = !activity.hints.isEmpty && !speaksVersionTwo
+            if withHints {
+                call(NetActivityBus.Member.beginActivityWithHints, [.string(activity.label), activity.hints.dictionary]) {
+                    [self] result in beginAnswered(localID, result, withHints: true)
+                }
+            } else {
+                call(NetActivityBus.Member.beginActivity, [.string(activity.label)]) { [self] result in
+                    beginAnswered(localID, result, withHints: false)
+                }
             }
-            activity.progressDirty = activity.completed != 0 || activity.total != 0
+            activity.progressDirty = activity.progress != .bytes(0, 0)
         }
         activities[localID] = activity
     }
 
-    private func beginAnswered(_ localID: Int, _ result: ReplyResult) {
+    /// `UpdateActivityFraction` for a fraction (as bytes to a version 2 service), else
+    /// `UpdateActivity`.
+    private func sendProgress(of activity: Tracked, to id: UInt32, _ handler: @escaping (ReplyResult) -> Void) {
+        switch activity.progress {
+        case .bytes(let completed, let total):
+            call(NetActivityBus.Member.updateActivity, [.uint32(id), .uint64(completed), .uint64(total)], handler)
+        case .fraction(let fraction) where speaksVersionTwo:
+            let completed = UInt64((fraction * Double(Self.fractionScale)).rounded())
+            call(
+                NetActivityBus.Member.updateActivity, [.uint32(id), .uint64(completed), .uint64(Self.fractionScale)],
+                handler)
+        case .fraction(let fraction):
+            call(NetActivityBus.Member.updateActivityFraction, [.uint32(id), .double(fraction)], handler)
+        }
+    }
+
+    /// Whether the service instance in use predates interface version 3.
+    private var speaksVersionTwo: Bool { versionTwoService != nil && versionTwoService == serviceOwner }
+
+    /// A version 3 call got `UnknownMethod`: its sender predates version 3. Says so once;
+    /// returns whether the call is worth making again the version 2 way.
+    private func noteVersionTwo(_ result: ReplyResult) -> Bool {
+        guard case .failure(let error) = result, error.name == .unknownMethod, let owner = serviceOwner else {
+            return false
+        }
+        versionTwoService = owner
+        if !reportedVersionTwo {
+            reportedVersionTwo = true
+            problems("the network activity service predates interface version 3 (\(error.message)); "
+                + "activities are shown without their hints, and fractions as byte counts")
+        }
+        return true
+    }
+
+    private func beginAnswered(_ localID: Int, _ result: ReplyResult, withHints: Bool) {
         guard var activity = activities[localID] else { return }
         activity.beginInFlight = false
+        if withHints, noteVersionTwo(result) {
+            // Begun again, without hints.
+            activities[localID] = activity
+            needsAttention.insert(localID)
+            reconcile()
+            return
+        }
         switch result {
         case .success(let reply):
             if let id = (try? reply.arguments())?.first?.uint32, let owner = reply.sender?.rawValue {
@@ -467,7 +527,7 @@ final class ReportingSession {
     private func publishSoon() {
         guard !publishPending else { return }
         publishPending = true
-        let spacing = Self.publishSpacingPerActivity * (mirror?.snapshot.activities.count ?? 0)
+        let spacing = Self.publishSpacingPerActivity * (mirror?.activityCount ?? 0)
         let wait = lastPublished.map { max(.zero, spacing - (clock.now - $0)) } ?? .zero
         loop.schedule(after: wait) { [self] in
             publishPending = false

@@ -31,8 +31,8 @@ public enum CLI {
             return counter(NetActivityBus.Member.push, on: invocation.bus)
         case .pop:
             return counter(NetActivityBus.Member.pop, on: invocation.bus)
-        case .run(let label, let command):
-            let command = RunCommand(bus: invocation.bus, label: label, command: command)
+        case .run(let label, let hints, let command):
+            let command = RunCommand(bus: invocation.bus, label: label, hints: hints, command: command)
             return waiting { await command.run() }
         case .watch(let format):
             return WatchCommand(services: invocation.services, format: format).run()

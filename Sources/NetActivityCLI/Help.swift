@@ -23,7 +23,8 @@ enum Help {
           status [--json]                    show Active, Visible, Count, Progress and activities
           push                               add one to the shared counter
           pop                                take one from the shared counter
-          run [--label TEXT] -- CMD [ARGS]   hold an activity while CMD runs
+          run [--label TEXT] [--kind KIND] -- CMD [ARGS]
+                                             hold an activity while CMD runs
           watch [--format plain|json|waybar] print a line per state change (for panels)
           tray [--icon NAME] [--idle-icon NAME] [--no-progress-ring]
                                              show the indicator in the system tray
@@ -76,13 +77,16 @@ enum Help {
         """
 
     static let run = """
-        Usage: netactivity run [--label TEXT] -- CMD [ARGS...]
+        Usage: netactivity run [--label TEXT] [--kind KIND] [--icon NAME] [--application ID] -- CMD [ARGS...]
 
         Runs CMD while holding a tracked activity labelled TEXT (default: the command line).
         SIGINT and SIGTERM are passed on to CMD. Exits with CMD's status, or 128+N when CMD died of
         signal N. If netactivity itself is killed, the service ends the activity on its own.
 
-          -l, --label TEXT    the activity's label
+          -l, --label TEXT       the activity's label
+          --kind KIND            what it is for: download, upload, sync, update or other
+          --icon NAME            a themed icon name or an absolute path panels show with it
+          --application ID       the desktop application id it is for (org.gnome.Software)
         """
 
     static let watch = """

@@ -17,7 +17,7 @@ public struct Invocation: Equatable, Sendable {
         case status(json: Bool)
         case push
         case pop
-        case run(label: String?, command: [String])
+        case run(label: String?, hints: ActivityHints = ActivityHints(), command: [String])
         case watch(format: WatchFormat)
         case tray(icon: String, idleIcon: String, progressRing: Bool)
     }
@@ -117,18 +117,31 @@ public struct Invocation: Equatable, Sendable {
             command = name == "push" ? .push : .pop
         case "run":
             var label: String?
+            var hints = ActivityHints()
             while let argument = rest.first, argument.hasPrefix("-") {
                 rest.removeFirst()
                 if argument == "--" { break }
                 let (flag, inline) = splitInline(argument)
-                guard flag == "--label" || flag == "-l" else { throw usage("run: unknown option '\(argument)'") }
-                do { label = try take(flag, from: &rest, inline: inline) } catch { throw usage("run: \(error.description)") }
+                guard Self.runOptions.contains(flag) else { throw usage("run: unknown option '\(argument)'") }
+                let value: String
+                do { value = try take(flag, from: &rest, inline: inline) } catch { throw usage("run: \(error.description)") }
+                switch flag {
+                case "--kind":
+                    guard let kind = ActivityHints.Kind(rawValue: value) else {
+                        let kinds = ActivityHints.Kind.allCases.map(\.rawValue).joined(separator: ", ")
+                        throw usage("run: --kind takes \(kinds), not '\(value)'")
+                    }
+                    hints.kind = kind
+                case "--icon": hints.icon = value
+                case "--application": hints.application = value
+                default: label = value
+                }
             }
             guard !rest.isEmpty else { throw usage("run: missing command to run (netactivity run [--label TEXT] -- CMD [ARGS...])") }
             if let label, label.utf8.count > maximumLabelBytes {
                 throw usage("run: the label is \(label.utf8.count) bytes; at most \(maximumLabelBytes) are allowed")
             }
-            command = .run(label: label, command: Array(rest))
+            command = .run(label: label, hints: hints, command: Array(rest))
         case "watch":
             var format = WatchFormat.plain
             while let argument = rest.popFirst() {
@@ -169,7 +182,12 @@ public struct Invocation: Equatable, Sendable {
     static let maximumLabelBytes = NetActivityBus.Limits.labelBytes
 
     /// Subcommand options that take a value as the next argument.
-    static let optionsWithValues: Set<String> = ["--label", "-l", "--format", "-f", "--icon", "--idle-icon"]
+    static let optionsWithValues: Set<String> = [
+        "--label", "-l", "--format", "-f", "--icon", "--idle-icon", "--kind", "--application",
+    ]
+
+    /// `run`'s options, each with a value.
+    static let runOptions: Set<String> = ["--label", "-l", "--kind", "--icon", "--application"]
 
     static let commands: Set<String> = ["status", "push", "pop", "run", "watch", "tray", "help"]
 

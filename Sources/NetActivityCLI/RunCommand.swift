@@ -7,6 +7,7 @@ import Glibc
 struct RunCommand {
     var bus: Bus
     var label: String?
+    var hints = ActivityHints()
     var command: [String]
 
     /// The label used when none is given: the command line, cut to what the service accepts.
@@ -25,7 +26,7 @@ struct RunCommand {
         // (or, if it comes before the command starts, delivered to it as soon as it does).
         Self.installForwarding()
         let client = NetActivityClient(bus: bus)
-        let activity = client.begin(effectiveLabel)
+        let activity = client.begin(effectiveLabel, hints: hints)
         // The activity is registered (or the service found missing) before the command starts.
         await client.flush()
         let status = runChild()

@@ -1,4 +1,5 @@
 import NetActivity
+import NetActivityContract
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,6 +14,8 @@ enum SnapshotFormat {
             ("visible", .bool(state.visible)),
             ("count", .integer(UInt64(state.count))),
             ("progress", state.progress.map { .number($0) } ?? .null),
+            ("rate", .number(state.rate)),
+            ("remaining_seconds", state.remainingSeconds.map { .number($0.rounded()) } ?? .null),
             ("activities", .array(state.activities.map(json))),
             ("service", .bool(state.serviceAvailable)),
         ]).text
@@ -25,7 +28,13 @@ enum SnapshotFormat {
             ("label", .string(activity.label)),
             ("completed", .integer(activity.completed)),
             ("total", .integer(activity.total)),
+            ("fraction", activity.fraction.map { .number($0) } ?? .null),
+            ("rate", .number(activity.rate)),
+            ("remaining_seconds", activity.remainingSeconds.map { .number($0.rounded()) } ?? .null),
             ("started", .integer(activity.started)),
+            ("kind", .string(activity.kind)),
+            ("icon", .string(activity.icon)),
+            ("claimed_application", .string(activity.claimedApplication)),
             ("application", .string(activity.application)),
             ("process_id", activity.processID.map { .integer(UInt64($0)) } ?? .null),
             ("user_id", activity.userID.map { .integer(UInt64($0)) } ?? .null),
@@ -35,19 +44,24 @@ enum SnapshotFormat {
 
     // MARK: - One line for people
 
+    /// "active: 2 45% 2.3 MB/s 1:20 left"; the rate and the time left only where known.
     static func plain(_ state: IndicatorSnapshot) -> String {
         guard state.serviceAvailable else { return "idle (service unavailable)" }
         guard state.active else { return "idle" }
         var line = "active: \(state.count)"
         if let progress = state.progress { line += " " + percent(progress) }
+        if state.rate > 0 { line += " " + rate(state.rate) }
+        if let remaining = state.remainingSeconds { line += " " + clock(remaining) + " left" }
         if !state.visible { line += " (not yet shown)" }
         return line
     }
 
     // MARK: - waybar's custom module
 
-    /// waybar's `return-type: json`: `text` (empty hides the module), `tooltip`, `class` and
-    /// `percentage` where progress is known. Follows `Visible`, the anti-flicker state.
+    /// waybar's `return-type: json`: `text` (empty hides the module), `tooltip`, `class`,
+    /// `percentage` where progress is known (the whole percent the text shows; waybar reads it
+    /// as an unsigned integer) and `alt`, the busiest transfer's kind, for `format-icons`.
+    /// Follows `Visible`, the anti-flicker state.
     static func waybar(_ state: IndicatorSnapshot) -> String {
         let shown = state.visible && state.serviceAvailable
         var members: [(String, JSONText)] = [
@@ -56,16 +70,18 @@ enum SnapshotFormat {
             ("class", .string(shown ? "active" : "idle")),
         ]
         if let progress = state.progress {
-            members.append(("percentage", .integer(UInt64((progress * 100).rounded()))))
+            members.append(("percentage", .integer(UInt64(wholePercent(progress)))))
         }
+        if let busiest = state.busiestActivity { members.append(("alt", .string(busiest.kind))) }
         return JSONText.object(members).text
     }
 
-    /// "⇅ 2 50%"; no number while the throttled Count lags behind (or the indicator is still
+    /// "⇅ 2 50% 2.3 MB/s"; no number while nothing is counted yet (or the indicator is still
     /// shown through the completion delay), so a panel never reads "⇅ 0".
     static func text(_ state: IndicatorSnapshot) -> String {
         let count = max(Int(state.count), state.activities.count)
         return "⇅" + (count > 0 ? " \(count)" : "") + (state.progress.map { " " + percent($0) } ?? "")
+            + (state.rate > 0 ? " " + rate(state.rate) : "")
     }
 
     static func tooltip(_ state: IndicatorSnapshot) -> String {
@@ -75,7 +91,7 @@ enum SnapshotFormat {
         var lines = [count > 0 ? "Network activity: \(count)" : "Network activity"]
         // waybar renders the tooltip as Pango markup: a bare & would drop it, <b> would be bold.
         for activity in state.activities.prefix(IndicatorSnapshot.tooltipActivityLimit) {
-            lines.append(activity.title.markupEscaped + (activity.fraction.map { " " + percent($0) } ?? ""))
+            lines.append(TransferText.markupLine(activity))
         }
         if let more = state.moreActivitiesLine { lines.append(more) }
         let shared = count - state.activities.count
@@ -92,6 +108,9 @@ enum SnapshotFormat {
             "Count:      \(state.count)",
             "Progress:   " + (state.progress.map(percent) ?? "unknown"),
         ]
+        if state.rate > 0 {
+            lines.append("Rate:       " + rate(state.rate) + (state.remainingSeconds.map { ", " + remainingWords($0) } ?? ""))
+        }
         if state.activities.isEmpty {
             lines.append("Activities: none")
         } else {
@@ -101,8 +120,13 @@ enum SnapshotFormat {
                 if activity.total > 0 {
                     line += "  \(bytes(activity.completed)) of \(bytes(activity.total))"
                         + (activity.fraction.map { " (\(percent($0)))" } ?? "")
+                } else if let fraction = activity.fraction {
+                    line += "  \(percent(fraction))"
                 } else if activity.completed > 0 {
                     line += "  \(bytes(activity.completed))"
+                }
+                if activity.rate > 0 {
+                    line += "  " + rate(activity.rate) + (activity.remainingSeconds.map { ", " + remainingWords($0) } ?? "")
                 }
                 line += "  by \(activity.owner)" + (activity.processID.map { " (pid \($0))" } ?? "")
                 if now >= activity.started { line += ", for \(duration((now - activity.started) / 1_000_000))" }
@@ -114,21 +138,12 @@ enum SnapshotFormat {
 
     // MARK: - Pieces
 
-    static func percent(_ fraction: Double) -> String {
-        "\(Int((min(1, max(0, fraction)) * 100).rounded(.down)))%"
-    }
-
-    static func bytes(_ count: UInt64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(count)
-        var unit = 0
-        while value >= 1024, unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        if unit == 0 { return "\(count) B" }
-        return "\((value * 10).rounded() / 10) \(units[unit])"
-    }
+    static func percent(_ fraction: Double) -> String { TransferText.percent(fraction) }
+    static func wholePercent(_ fraction: Double) -> Int { TransferText.wholePercent(fraction) }
+    static func bytes(_ count: UInt64) -> String { TransferText.bytes(count) }
+    static func rate(_ bytesPerSecond: Double) -> String { TransferText.rate(bytesPerSecond) }
+    static func clock(_ seconds: Double) -> String { TransferText.clock(seconds) }
+    static func remainingWords(_ seconds: Double) -> String { TransferText.remainingWords(seconds) }
 
     static func duration(_ seconds: UInt64) -> String {
         if seconds < 60 { return "\(seconds)s" }

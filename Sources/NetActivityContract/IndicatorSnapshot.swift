@@ -21,10 +21,24 @@ public struct ActivityInfo: Equatable, Hashable, Sendable {
     public var application: String
     /// The bus whose service published it: `.system` in a merged snapshot's system entries.
     public var bus: Bus
+    /// The application the activity is for, as its reporter claims it (a desktop id such as
+    /// `org.gnome.Software`); "" without one. Interface version 3.
+    public var claimedApplication: String
+    /// A themed icon name or an absolute path; "" without one. Interface version 3.
+    public var icon: String
+    /// What it is for: `download`, `upload`, `sync`, `update` or `other`. Interface version 3.
+    public var kind: String
+    /// The service's `Fraction` while the activity reports progress only as a fraction
+    /// (fraction mode), in 0...1; nil otherwise.
+    public var reportedFraction: Double?
+    /// Bytes per second, as the service smooths it; 0 when unknown or stalled.
+    public var rate: Double
 
     public init(
         id: UInt32, owner: String, label: String, completed: UInt64, total: UInt64, started: UInt64,
-        processID: UInt32? = nil, userID: UInt32? = nil, application: String = "", bus: Bus = .session
+        processID: UInt32? = nil, userID: UInt32? = nil, application: String = "", bus: Bus = .session,
+        claimedApplication: String = "", icon: String = "", kind: String = "other", reportedFraction: Double? = nil,
+        rate: Double = 0
     ) {
         self.id = id
         self.owner = owner
@@ -36,11 +50,24 @@ public struct ActivityInfo: Equatable, Hashable, Sendable {
         self.userID = userID
         self.application = application
         self.bus = bus
+        self.claimedApplication = claimedApplication
+        self.icon = icon
+        self.kind = kind
+        self.reportedFraction = reportedFraction
+        self.rate = rate
     }
 
-    /// `completed / total` in 0...1, or nil when the total is unknown.
+    /// How far along, in 0...1: `completed / total` while the total is known, the reported
+    /// fraction in fraction mode; nil when unknown.
     public var fraction: Double? {
-        total > 0 ? min(1, Double(completed) / Double(total)) : nil
+        total > 0 ? min(1, Double(completed) / Double(total)) : reportedFraction
+    }
+
+    /// Seconds until done at the current rate; nil unless both the total bytes and a rate are
+    /// known (a fraction alone says nothing of how many bytes are left).
+    public var remainingSeconds: Double? {
+        guard total > 0, rate > 0, rate.isFinite else { return nil }
+        return Double(total - min(completed, total)) / rate
     }
 
     /// Decodes one `(ussttt)` struct; nil if it has another shape.
@@ -67,10 +94,12 @@ public struct IndicatorSnapshot: Equatable, Sendable {
     public var activities: [ActivityInfo]
     /// Whether the service was reachable when this was taken; an unreachable service reads as idle.
     public var serviceAvailable: Bool
+    /// Bytes per second over every activity; 0 when none has a rate.
+    public var rate: Double
 
     public init(
         active: Bool = false, visible: Bool = false, count: UInt32 = 0, progress: Double? = nil,
-        activities: [ActivityInfo] = [], serviceAvailable: Bool = true
+        activities: [ActivityInfo] = [], serviceAvailable: Bool = true, rate: Double = 0
     ) {
         self.active = active
         self.visible = visible
@@ -78,6 +107,20 @@ public struct IndicatorSnapshot: Equatable, Sendable {
         self.progress = progress
         self.activities = activities
         self.serviceAvailable = serviceAvailable
+        self.rate = rate
+    }
+
+    /// Seconds until the last activity whose time left is known is done: the longest of their
+    /// `remainingSeconds` (transfers run side by side, so the slowest one decides); nil when
+    /// none is known.
+    public var remainingSeconds: Double? {
+        activities.lazy.compactMap(\.remainingSeconds).max()
+    }
+
+    /// The activity moving the most bytes per second (else the first listed), whose kind a
+    /// panel shows.
+    public var busiestActivity: ActivityInfo? {
+        activities.max { $0.rate < $1.rate } .flatMap { $0.rate > 0 ? $0 : nil } ?? activities.first
     }
 
     /// The state shown while the service is gone.
@@ -86,18 +129,51 @@ public struct IndicatorSnapshot: Equatable, Sendable {
     /// Applies property values (from `GetAll` or `PropertiesChanged`, variants unwrapped or
     /// not); values of an unexpected type are ignored, never trusted.
     public mutating func apply(_ properties: [String: Value]) {
+        typealias Name = NetActivityBus.Property
         for (name, wrapped) in properties {
             let value = wrapped.unwrapped ?? wrapped
             switch name {
-            case "Active": if let flag = value.bool { active = flag }
-            case "Visible": if let flag = value.bool { visible = flag }
-            case "Count": if let number = value.uint32 { count = number }
-            case "Progress":
+            case Name.active.rawValue: if let flag = value.bool { active = flag }
+            case Name.visible.rawValue: if let flag = value.bool { visible = flag }
+            case Name.count.rawValue: if let number = value.uint32 { count = number }
+            case Name.progress.rawValue:
                 if let fraction = value.double { progress = fraction >= 0 && fraction.isFinite ? min(1, fraction) : nil }
-            case "Activities":
+            case Name.rate.rawValue:
+                if let number = value.double { rate = number.isFinite && number > 0 ? number : 0 }
+            case Name.activities.rawValue:
                 if let elements = value.elements { activities = elements.compactMap(ActivityInfo.init) }
             default: break
             }
         }
+    }
+
+    /// The contract's aggregate `Progress` (version 3) over `activities`: byte activities weigh
+    /// by their total, each fraction-mode one as much as the mean total of the byte activities
+    /// (1 when there are none); nil when none knows how far it is.
+    public static func progress<Activities: Sequence<ActivityInfo>>(of activities: Activities) -> Double? {
+        // Doubles: a sum of UInt64 byte counts from two services may overflow UInt64.
+        var completed = 0.0
+        var total = 0.0
+        var byteActivities = 0
+        var fractions = 0.0
+        var fractionActivities = 0
+        for activity in activities {
+            if activity.total > 0 {
+                completed += Double(min(activity.completed, activity.total))
+                total += Double(activity.total)
+                byteActivities += 1
+            } else if let fraction = activity.reportedFraction {
+                fractions += fraction
+                fractionActivities += 1
+            }
+        }
+        guard byteActivities + fractionActivities > 0 else { return nil }
+        let weight = byteActivities > 0 ? total / Double(byteActivities) : 1
+        return min(1, max(0, (completed + weight * fractions) / (total + weight * Double(fractionActivities))))
+    }
+
+    /// The sum of `activities`' rates.
+    public static func rate<Activities: Sequence<ActivityInfo>>(of activities: Activities) -> Double {
+        activities.reduce(0) { $0 + $1.rate }
     }
 }

@@ -20,9 +20,10 @@ extension IndicatorSnapshot {
     /// - `count`: the sum, saturating at `UInt32.max`.
     /// - `activities`: the session's, then the system's, each in its own order (by id); ids of
     ///   the two services may coincide, so an entry is told apart by its `bus` too.
-    /// - `progress`: bytes over both. When both services report a progress and both lists carry
-    ///   totals, Σcompleted / Σtotal over every listed activity whose total is known, so a 4 GiB
-    ///   download outweighs a 1 MiB one, as within one service. When only one reports a
+    /// - `rate`: the sum.
+    /// - `progress`: the contract's aggregate over both lists. When both services report a
+    ///   progress and both lists know how far their activities are, the aggregate over every
+    ///   listed activity, so a 4 GiB download outweighs a 1 MiB one, as within one service. When only one reports a
     ///   progress, it is that one. When both do but a list lacks the totals behind its progress
     ///   (`Activities` is throttled and announced by invalidation, so a list can lag its
     ///   `Progress`), the mean of the two, for want of the bytes to weigh them.
@@ -48,27 +49,20 @@ extension IndicatorSnapshot {
             }
         }
         merged.progress = mergedProgress(parts.map(\.0))
+        merged.rate = parts.reduce(0) { $0 + $1.0.rate }
         return merged
     }
 }
 
 // MARK: - Progress
 
-/// Byte-weighted progress over the snapshots that report one; see `merging(session:system:)`.
+/// Progress over the snapshots that report one; see `merging(session:system:)`.
 private func mergedProgress(_ snapshots: [IndicatorSnapshot]) -> Double? {
     let reporting = snapshots.filter { $0.progress != nil }
     guard reporting.count > 1 else { return reporting.first?.progress }
-    // Doubles: a sum of UInt64 byte counts from two services may overflow UInt64.
-    var completed = 0.0
-    var total = 0.0
-    for snapshot in reporting {
-        let known = snapshot.activities.filter { $0.total > 0 }
-        guard !known.isEmpty else {
-            let fractions = reporting.compactMap(\.progress)
-            return fractions.reduce(0, +) / Double(fractions.count)
-        }
-        completed += known.reduce(0.0) { $0 + Double(min($1.completed, $1.total)) }
-        total += known.reduce(0.0) { $0 + Double($1.total) }
+    guard reporting.allSatisfy({ IndicatorSnapshot.progress(of: $0.activities) != nil }) else {
+        let fractions = reporting.compactMap(\.progress)
+        return fractions.reduce(0, +) / Double(fractions.count)
     }
-    return min(1, completed / total)
+    return IndicatorSnapshot.progress(of: reporting.lazy.flatMap(\.activities))
 }

@@ -1,4 +1,5 @@
 import NetActivity
+import NetActivityContract
 
 /// What the item shows for one indicator state: status, icon and tooltip. Pure, so the rules
 /// (follow `Visible`, list activities with their percent) test without a bus.
@@ -73,26 +74,27 @@ public struct TrayAppearance: Equatable, Sendable {
     static func describe(_ state: IndicatorSnapshot) -> String {
         guard state.serviceAvailable else { return "The network activity service is not running" }
         guard state.active else { return "Idle" }
-        var lines = state.activities.prefix(IndicatorSnapshot.tooltipActivityLimit).map { activity in
-            activity.title.markupEscaped + (activity.fraction.map { " — " + percent($0) } ?? "")
-        }
+        var lines = state.activities.prefix(IndicatorSnapshot.tooltipActivityLimit).map(TransferText.markupLine)
         if let more = state.moreActivitiesLine { lines.append(more) }
         let shared = Int(state.count) - state.activities.count
         if shared > 0 { lines.append("\(shared) other connection" + (shared == 1 ? "" : "s")) }
         // Overall progress says something new only when it sums up several known totals.
-        if let progress = state.progress, state.activities.count(where: { $0.total > 0 }) > 1 {
-            lines.append("Overall " + percent(progress))
+        if let progress = state.progress, state.activities.count(where: { $0.fraction != nil }) > 1 {
+            var overall = "Overall " + percent(progress)
+            if state.rate > 0 { overall += " — " + TransferText.rate(state.rate) }
+            if let remaining = state.remainingSeconds { overall += ", " + TransferText.remainingWords(remaining) }
+            lines.append(overall)
         }
         return lines.joined(separator: "\n")
     }
 
     static func percent(_ fraction: Double) -> String {
-        "\(wholePercent(fraction))%"
+        TransferText.percent(fraction)
     }
 
     /// `fraction` of 0...1 as a whole percent, rounded down: 100 only when complete.
     static func wholePercent(_ fraction: Double) -> Int {
-        Int((min(1, max(0, fraction)) * 100).rounded(.down))
+        TransferText.wholePercent(fraction)
     }
 
 }

@@ -13,7 +13,8 @@ import FoundationNetworking
 ///         delegate: NetActivityClient.shared.trackingDelegate(forwardingTo: myDelegate),
 ///         delegateQueue: nil)
 ///
-/// A task's activity (labelled with its request's host and path) begins with the task's first
+/// A task's activity (labelled with its request's host and path, of kind `upload` for an upload
+/// task and `download` otherwise) begins with the task's first
 /// delegate call (the request body's first bytes for an upload, the response head otherwise),
 /// reports bytes sent and received every `progressThreshold` of progress, and ends when the
 /// task completes, fails or is cancelled, or when the session is invalidated. Bytes received by
@@ -53,7 +54,9 @@ public final class SessionTracker: NSObject, URLSessionDataDelegate, URLSessionD
         let report: (Activity, TransferProgress)? = lock.withLock {
             let key = ObjectIdentifier(task)
             var tracked = tasks[key] ?? Tracked(
-                activity: client.begin(NetActivityClient.label(for: task.originalRequest?.url)),
+                activity: client.begin(
+                    NetActivityClient.label(for: task.originalRequest?.url),
+                    hints: ActivityHints(kind: task is URLSessionUploadTask ? .upload : .download)),
                 gate: ProgressGate(threshold: threshold))
             update(&tracked.progress)
             let due = tracked.gate.shouldReport(tracked.progress)

@@ -6,7 +6,8 @@ import FoundationNetworking
 
 /// Transfers that hold an activity while they run: the seeds' `PRPConnection` on URLSession.
 ///
-/// Each call holds one activity labelled with the request's host and path (or `label`),
+/// Each call holds one activity labelled with the request's host and path (or `label`), of kind
+/// `upload` when it sends a body and `download` otherwise,
 /// reports bytes sent and received against the expected total every `progressThreshold`
 /// (a fraction, 0...1) of progress, hands the same progress to `progress` (on URLSession's
 /// delegate queue), and ends the activity when the transfer succeeds, fails or is cancelled.
@@ -79,7 +80,8 @@ extension NetActivityClient {
         makeTask: (URLSession, Transfer) -> URLSessionTask
     ) async throws -> Transfer.Outcome {
         try Task.checkCancellation()
-        let activity = begin(label ?? Self.label(for: request.url))
+        let activity = begin(
+            label ?? Self.label(for: request.url), hints: ActivityHints(kind: bytesToSend > 0 ? .upload : .download))
         defer { activity.end() }
         let transfer = Transfer(
             activity: activity, sink: sink, threshold: threshold, bytesToSend: bytesToSend, progress: progress)
