@@ -15,7 +15,7 @@ enum SnapshotFormat {
             ("count", .integer(UInt64(state.count))),
             ("progress", state.progress.map { .number($0) } ?? .null),
             ("rate", .number(state.rate)),
-            ("remaining_seconds", state.remainingSeconds.map { .number($0.rounded()) } ?? .null),
+            ("remaining_seconds", state.remainingSeconds.map { .integer(UInt64(min($0.rounded(), 1e15))) } ?? .null),
             ("activities", .array(state.activities.map(json))),
             ("service", .bool(state.serviceAvailable)),
         ]).text
@@ -30,7 +30,7 @@ enum SnapshotFormat {
             ("total", .integer(activity.total)),
             ("fraction", activity.fraction.map { .number($0) } ?? .null),
             ("rate", .number(activity.rate)),
-            ("remaining_seconds", activity.remainingSeconds.map { .number($0.rounded()) } ?? .null),
+            ("remaining_seconds", activity.remainingSeconds.map { .integer(UInt64(min($0.rounded(), 1e15))) } ?? .null),
             ("started", .integer(activity.started)),
             ("kind", .string(activity.kind)),
             ("icon", .string(activity.icon)),

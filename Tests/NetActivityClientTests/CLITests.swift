@@ -69,7 +69,8 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
         ])
         let activityLine = try #require(output.dropFirst(5).first)
         #expect(activityLine.hasPrefix("  #\(id) Mirror ISO"), "\(activityLine)")
-        #expect(activityLine.contains("1.0 KiB of 4.0 KiB (25%)"), "\(activityLine)")
+        // SI units, as GNOME shows sizes: 1,024 of 4,096 bytes.
+        #expect(activityLine.contains("1.0 kB of 4.1 kB (25%)"), "\(activityLine)")
         #expect(activityLine.contains("by \(probe.uniqueName)"), "\(activityLine)")
         #expect(output.count == 6)
     }
@@ -82,7 +83,8 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
         #expect(idle.exitStatus == 0, "\(idle)")
         #expect(lines(idle.stdout).count == 1)
         let idleObject = try #require(try JSONSerialization.jsonObject(with: Data(idle.stdout.utf8)) as? [String: Any])
-        #expect(Set(idleObject.keys) == ["active", "visible", "count", "progress", "activities", "service"])
+        #expect(Set(idleObject.keys) == ["active", "visible", "count", "progress", "rate", "remaining_seconds", "activities", "service"])
+        #expect(idleObject["remaining_seconds"] is NSNull)
         #expect(idleObject["active"] as? Bool == false)
         #expect(idleObject["visible"] as? Bool == false)
         #expect((idleObject["count"] as? NSNumber)?.intValue == 0)
@@ -103,7 +105,9 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
         let activity = try #require(activities.first)
         #expect(Set(activity.keys) == [
             "id", "owner", "label", "completed", "total", "started", "application", "process_id", "user_id", "bus",
+            "fraction", "rate", "remaining_seconds", "kind", "icon", "claimed_application",
         ])
+        #expect(activity["kind"] as? String == "other" && activity["claimed_application"] as? String == "")
         #expect((activity["id"] as? NSNumber)?.uint32Value == id)
         #expect(activity["owner"] as? String == probe.uniqueName)
         #expect(activity["label"] as? String == "json \"quoted\"\tlabel")

@@ -98,7 +98,7 @@ func jsonObject(_ line: String) throws -> [String: Any] {
         var watch = WatchReader(try service.startNetactivity(["watch", "--format", "json"]))
 
         let first = try jsonObject(try watch.next())
-        #expect(Set(first.keys) == ["active", "visible", "count", "progress", "activities", "service"])
+        #expect(Set(first.keys) == ["active", "visible", "count", "progress", "rate", "remaining_seconds", "activities", "service"])
         #expect(first["active"] as? Bool == false)
         #expect((first["count"] as? NSNumber)?.intValue == 0)
         #expect(first["progress"] is NSNull)
@@ -141,13 +141,14 @@ func jsonObject(_ line: String) throws -> [String: Any] {
         // (contract version 2): wait for the line that has both.
         let progress = try jsonObject(try watch.next("a percentage and the activity's progress") {
             let line = try jsonObject($0)
-            return line["percentage"] != nil && (line["tooltip"] as? String)?.contains("Update packages 50%") == true
+            return line["percentage"] != nil && (line["tooltip"] as? String)?.contains("Update packages — 50%") == true
         })
         #expect((progress["percentage"] as? NSNumber)?.intValue == 50)
         #expect(progress["class"] as? String == "active")
         #expect(progress["text"] as? String == "⇅ 2 50%")
         let tooltip = try #require(progress["tooltip"] as? String)
-        #expect(tooltip.contains("Update packages 50%"), "\(tooltip)")
+        #expect(tooltip.contains("Update packages — 50%"), "\(tooltip)")
+        #expect(progress["alt"] as? String == "other", "the busiest transfer's kind")
 
         try probe.call("EndActivity", [.uint32(id)])
         try probe.call("Pop")

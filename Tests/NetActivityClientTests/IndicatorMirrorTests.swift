@@ -104,8 +104,11 @@ import Testing
         ]), "an unknown object changes nothing")
     }
 
-    @Test func theMainObjectsChangesKeepActiveAndCountTogetherAndIgnoreTheList() {
+    @Test func countActiveAndProgressAreDerivedFromTheListAndTheSharedCounter() {
         var mirror = loaded()
+        let before = mirror.snapshot
+        // A throttled Count that lags the objects cannot undercount them, nor a Progress
+        // disagree with them.
         let changed = mirror.propertiesChanged(
             path: NetActivityBus.path.rawValue, interface: NetActivityBus.interface.rawValue,
             changed: [
@@ -114,9 +117,21 @@ import Testing
                 NetActivityBus.Property.progress.rawValue: .variant(.double(-1)),
                 NetActivityBus.Property.activities.rawValue: .variant(.array(element: "(ussttt)", [])),
             ])
-        #expect(changed)
-        expectFalse(mirror.snapshot.active && mirror.snapshot.count == 0 && mirror.snapshot.progress == nil)
+        expectFalse(changed)
+        #expect(mirror.snapshot == before)
         #expect(mirror.snapshot.activities.count == 2, "the list follows the objects only")
+        #expect(mirror.snapshot.count == 2 && mirror.snapshot.active)
+        // Three pushes on top of the two listed activities.
+        let pushed = mirror.propertiesChanged(
+            path: NetActivityBus.path.rawValue, interface: NetActivityBus.interface.rawValue,
+            changed: [NetActivityBus.Property.count.rawValue: .variant(.uint32(5))])
+        #expect(pushed)
+        #expect(mirror.snapshot.count == 5)
+        let removed = mirror.interfacesRemoved(
+            path: NetActivityBus.activityPath(3).rawValue, interfaces: [NetActivityBus.activityInterface.rawValue])
+        #expect(removed)
+        #expect(mirror.snapshot.count == 4, "the shared counter stays while an object goes")
+        #expect(mirror.snapshot.progress == IndicatorSnapshot.progress(of: mirror.snapshot.activities))
     }
 
     @Test func signalsBeforeTheirReplyAreIgnored() {

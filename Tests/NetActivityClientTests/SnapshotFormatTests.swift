@@ -16,7 +16,7 @@ struct SnapshotFormatTests {
         // Count is throttled, Activities too, but a panel may see one change before the other.
         let lagging = IndicatorSnapshot(active: true, visible: true, count: 0, progress: 0.25, activities: [sync])
         #expect(SnapshotFormat.text(lagging) == "⇅ 1 25%")
-        #expect(SnapshotFormat.tooltip(lagging).hasPrefix("Network activity: 1\nSync 25%"))
+        #expect(SnapshotFormat.tooltip(lagging).hasPrefix("Network activity: 1\nSync — 25%"))
     }
 
     @Test func activeBeforeAnyCountArrivedHasNoNumber() {
@@ -46,7 +46,7 @@ struct AttributionFormatTests {
     @Test func waybarTooltipEscapesLabelsForPango() {
         let state = IndicatorSnapshot(active: true, visible: true, count: 2, progress: 0.25, activities: [firefox, markup])
         let tooltip = SnapshotFormat.tooltip(state)
-        #expect(tooltip.contains("Firefox — Sync feeds 25%"), "\(tooltip)")
+        #expect(tooltip.contains("Firefox — Sync feeds — 25%"), "\(tooltip)")
         #expect(tooltip.contains("Curl — Q&amp;A sync &lt;b&gt;now&lt;/b&gt;"), "\(tooltip)")
         #expect(!tooltip.contains("<b>") && !tooltip.contains("Q&A"), "\(tooltip)")
     }
@@ -75,5 +75,73 @@ struct LongTooltipTests {
         let lines = SnapshotFormat.tooltip(state).split(separator: "\n")
         #expect(lines.count == 1 + 10 + 1, "\(lines.prefix(14))")
         #expect(lines.last == "… and 65526 more")
+    }
+}
+
+/// Contract version 3 in every format: rate and time left, kind, claimed application.
+@Suite struct TransferFormatTests {
+    static let update = ActivityInfo(
+        id: 4, owner: ":1.4", label: "Downloading updates", completed: 450_000_000, total: 1_000_000_000, started: 0,
+        application: "netactivity", claimedApplication: "org.example.NoSuchApp", kind: "update", rate: 2_300_000)
+    static let feeds = ActivityInfo(
+        id: 5, owner: ":1.5", label: "Sync feeds", completed: 0, total: 0, started: 0, kind: "sync",
+        reportedFraction: 0.5, rate: 0)
+
+    @Test(arguments: [
+        (0.0, "0 B/s"), (512, "512 B/s"), (999, "999 B/s"), (1_500, "1.5 kB/s"), (2_300_000, "2.3 MB/s"),
+        (23_400_000, "23.4 MB/s"), (234_000_000, "234 MB/s"), (999_600, "1.0 MB/s"), (.infinity, "0 B/s"),
+    ] as [(Double, String)])
+    func ratesReadInSIUnits(rate: Double, text: String) {
+        #expect(SnapshotFormat.rate(rate) == text)
+    }
+
+    @Test(arguments: [(0.0, "0:00"), (45, "0:45"), (80, "1:20"), (79.2, "1:20"), (3_723, "1:02:03")] as [(Double, String)])
+    func timeLeftReadsAsAClock(seconds: Double, text: String) {
+        #expect(SnapshotFormat.clock(seconds) == text)
+    }
+
+    @Test func plainShowsPercentRateAndTimeLeft() {
+        let state = IndicatorSnapshot(
+            active: true, visible: true, count: 2, progress: 0.45, activities: [Self.update, Self.feeds], rate: 2_300_000)
+        // 550 MB at 2.3 MB/s: 239 s.
+        #expect(SnapshotFormat.plain(state) == "active: 2 45% 2.3 MB/s 4:00 left")
+    }
+
+    @Test func tooltipLinesSayWhatEachTransferIsForAndHowFast() {
+        let state = IndicatorSnapshot(
+            active: true, visible: true, count: 2, progress: 0.45, activities: [Self.update, Self.feeds], rate: 2_300_000)
+        let lines = SnapshotFormat.tooltip(state).split(separator: "\n").map(String.init)
+        #expect(lines[1] == "NoSuchApp — Downloading updates — 45% — 2.3 MB/s, 4 min left", "\(lines)")
+        #expect(lines[2] == "Sync feeds — 50%", "a fraction alone has no time left")
+    }
+
+    @Test func waybarNamesTheBusiestKindAndItsPercentIsTheTextsPercent() throws {
+        let state = IndicatorSnapshot(
+            active: true, visible: true, count: 2, progress: 0.4567, activities: [Self.feeds, Self.update], rate: 2_300_000)
+        let line = SnapshotFormat.waybar(state)
+        #expect(line.contains(#""alt":"update""#), "\(line)")
+        #expect(line.contains(#""percentage":45"#), "\(line)")
+        #expect(line.contains(#""text":"⇅ 2 45% 2.3 MB/s""#), "\(line)")
+    }
+
+    @Test func jsonCarriesTheVersion3Fields() {
+        let state = IndicatorSnapshot(active: true, visible: true, count: 1, progress: 0.45, activities: [Self.update], rate: 2_300_000)
+        let json = SnapshotFormat.json(state)
+        for member in [
+            #""rate":2300000.0"#, #""remaining_seconds":239"#, #""kind":"update""#, #""fraction":0.45"#,
+            #""claimed_application":"org.example.NoSuchApp""#, #""icon":"""#,
+        ] {
+            #expect(json.contains(member), "\(member) in \(json)")
+        }
+        let unknown = SnapshotFormat.json(IndicatorSnapshot(active: true, visible: true, count: 1, activities: [Self.feeds]))
+        #expect(unknown.contains(#""remaining_seconds":null"#), "\(unknown)")
+    }
+
+    @Test func theMergedViewSumsTheRates() {
+        let session = IndicatorSnapshot(active: true, visible: true, count: 1, activities: [Self.update], rate: 2_300_000)
+        var systemUpdate = Self.update
+        systemUpdate.rate = 700_000
+        let system = IndicatorSnapshot(active: true, visible: true, count: 1, activities: [systemUpdate], rate: 700_000)
+        #expect(IndicatorSnapshot.merging(session: session, system: system).rate == 3_000_000)
     }
 }

@@ -82,8 +82,8 @@ import Testing
         try item.wait(for: "Status Active") { try $0.string("Status") == "Active" }
         _ = item.takeSignals(settle: .zero)
 
-        // Still 25%: the activities changed, the tooltip did not.
-        try bus.callService("UpdateActivity", [.uint32(sync), .uint64(513), .uint64(2048)])
+        // Still 25%, and no bytes moved (so no rate): the activities changed, the tooltip did not.
+        try bus.callService("UpdateActivity", [.uint32(sync), .uint64(512), .uint64(2047)])
         #expect(try item.toolTip().description == expected)
         try bus.callService("UpdateActivity", [.uint32(sync), .uint64(1024), .uint64(2048)])
         try item.wait(for: "the tooltip to show 50%") { try $0.toolTip().description.hasPrefix("\(app)Sync feeds — 50%") }
