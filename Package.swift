@@ -87,10 +87,14 @@ let package = Package(
                 "na-testclient",
             ]
         ),
-        // The repository as a user meets it: install-deps.sh, docs, man pages, completions.
+        // The repository as a user meets it: install-deps.sh, docs, man pages, completions, and
+        // the docs' examples, compiled against the client modules and run against the service.
         .testTarget(
             name: "RepositoryTests",
-            dependencies: ["BusTestSupport", "NetActivityContract", "netactivityd", "netactivity"]
+            dependencies: [
+                "BusTestSupport", "NetActivityTestSupport", "NetActivityContract", "NetActivity", "NetActivityURLSession",
+                "netactivityd", "netactivity",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

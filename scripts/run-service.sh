@@ -38,7 +38,7 @@ fi
 trap 'kill "$bus_pid" 2>/dev/null || true' EXIT
 export DBUS_SESSION_BUS_ADDRESS=$address
 echo "netactivityd: no session bus; started a private one (pid $bus_pid):"
-echo "  DBUS_SESSION_BUS_ADDRESS='$address'"
+echo "  export DBUS_SESSION_BUS_ADDRESS='$address'"
 echo "try, from another terminal:"
 echo "  busctl --address='$address' call $name $path $name Push"
 echo "  busctl --address='$address' get-property $name $path $name Active Count Visible"

@@ -30,8 +30,8 @@ struct Options {
     static let usage = """
         Usage: netactivity-bench [OPTIONS]
 
-        Benchmarks netactivityd against libdbus floors on a private dbus-daemon (see README.md,
-        "Benchmarks"). Run from the package root; `make bench` builds everything first.
+        Benchmarks netactivityd against libdbus floors on a private dbus-daemon (see
+        docs/benchmarks.md). Run from the package root; `make bench` builds everything first.
 
           --service PATH          netactivityd to measure (default .build/release/netactivityd;
                                   make bench passes the -static-stdlib build that make run and

@@ -6,7 +6,8 @@ import NetActivity
 import NetActivityContract
 import Testing
 
-/// The README's library example, word for word but for the client's construction.
+/// The README's quick start on a given bus, its pop deferred; `ReadmeTests` runs the README's
+/// own block, and this checks what the service heard from it.
 func readmeExample(address: String) async throws {
     let indicator = NetActivityClient(bus: .address(address))   // NetActivityClient.shared in the README
     indicator.push(); defer { indicator.pop() }       // a connection you manage yourself

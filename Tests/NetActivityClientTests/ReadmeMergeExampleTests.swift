@@ -3,7 +3,7 @@ import NetActivity
 import NetActivityTestSupport
 import Testing
 
-/// The README's merge example, word for word but for the clients' construction.
+/// docs/library.md's merge example, word for word but for the clients' construction.
 func readmeMergeExample(session: String, system: String) async -> IndicatorSnapshot {
     let both = IndicatorSnapshot.merging(
         session: await NetActivityClient(bus: .address(session)).snapshot(),   // NetActivityClient.shared

@@ -12,7 +12,7 @@ import Glibc
 /// StatusNotifierWatcher and draws items) on a headless X server. Opt-in with
 /// `NETACTIVITY_TRAY_XVFB=1`; needs the Debian packages xvfb, xfce4-panel and x11-apps, and
 /// netpbm to keep PNG screenshots in `$NETACTIVITY_TRAY_SCREENSHOTS` when that is set (the
-/// README's `docs/images/tray-progress-ring.png` is cut from `tray-ring-25`, `tray-ring-75` and
+/// `docs/images/tray-progress-ring.png` in docs/panels.md is cut from `tray-ring-25`, `tray-ring-75` and
 /// `tray-theme-icon`).
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["NETACTIVITY_TRAY_XVFB"] == "1"))
 struct XfcePanelTests {
