@@ -148,6 +148,10 @@ install: $(if $(NETACTIVITYD),,release)
 	install -m 0644 dbus/$(BUS_NAME).xml "$(DESTDIR)$(dbusinterfacedir)/$(BUS_NAME).xml"
 	sed -e 's|@bindir@|$(bindir)|g' dbus/netactivity-tray.desktop.in \
 		> "$(DESTDIR)$(datadir)/netactivity/netactivity-tray.desktop"
+	sed -e 's|@bindir@|$(bindir)|g' dbus/netactivity-bridge.desktop.in \
+		> "$(DESTDIR)$(datadir)/netactivity/netactivity-bridge.desktop"
+	sed -e 's|@bindir@|$(bindir)|g' dbus/netactivity-bridge.service.in \
+		> "$(DESTDIR)$(systemduserunitdir)/netactivity-bridge.service"
 	install -m 0644 man/netactivity.1 "$(DESTDIR)$(mandir)/man1/netactivity.1"
 	install -m 0644 man/netactivityd.8 "$(DESTDIR)$(mandir)/man8/netactivityd.8"
 	install -m 0644 completions/netactivity.bash "$(DESTDIR)$(bashcompletiondir)/netactivity"
@@ -161,20 +165,26 @@ uninstall:
 		"$(DESTDIR)$(systemduserunitdir)/netactivityd.service" \
 		"$(DESTDIR)$(dbusinterfacedir)/$(BUS_NAME).xml" \
 		"$(DESTDIR)$(datadir)/netactivity/netactivity-tray.desktop" \
+		"$(DESTDIR)$(datadir)/netactivity/netactivity-bridge.desktop" \
+		"$(DESTDIR)$(systemduserunitdir)/netactivity-bridge.service" \
 		"$(DESTDIR)$(mandir)/man1/netactivity.1" "$(DESTDIR)$(mandir)/man8/netactivityd.8" \
 		"$(DESTDIR)$(bashcompletiondir)/netactivity" "$(DESTDIR)$(zshcompletiondir)/_netactivity" \
 		"$(DESTDIR)$(fishcompletiondir)/netactivity.fish"
 	rmdir "$(DESTDIR)$(datadir)/netactivity" 2>/dev/null || true
 
-## The tray's XDG autostart entry for the current user; run after `make install` (same PREFIX).
+## The tray's and the bridge's XDG autostart entries for the current user; run after
+## `make install` (same PREFIX).
 install-autostart:
 	install -d "$${XDG_CONFIG_HOME:-$$HOME/.config}/autostart"
-	sed -e 's|@bindir@|$(bindir)|g' dbus/netactivity-tray.desktop.in \
-		> "$${XDG_CONFIG_HOME:-$$HOME/.config}/autostart/netactivity-tray.desktop"
-	@echo "netactivity tray starts at your next login; start it now with: $(bindir)/netactivity tray &"
+	for entry in tray bridge; do \
+		sed -e 's|@bindir@|$(bindir)|g' dbus/netactivity-$$entry.desktop.in \
+			> "$${XDG_CONFIG_HOME:-$$HOME/.config}/autostart/netactivity-$$entry.desktop"; \
+	done
+	@echo "netactivity tray and bridge start at your next login; start them now with: $(bindir)/netactivity tray & $(bindir)/netactivity bridge &"
 
 uninstall-autostart:
-	rm -f "$${XDG_CONFIG_HOME:-$$HOME/.config}/autostart/netactivity-tray.desktop"
+	rm -f "$${XDG_CONFIG_HOME:-$$HOME/.config}/autostart/netactivity-tray.desktop" \
+		"$${XDG_CONFIG_HOME:-$$HOME/.config}/autostart/netactivity-bridge.desktop"
 
 # MARK: - System bus
 

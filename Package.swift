@@ -37,8 +37,12 @@ let package = Package(
         .executableTarget(name: "na-idleclient", dependencies: ["NetActivity"], path: "Tests/IdleClientExecutable"),
         // `netactivity tray`: a StatusNotifierItem that follows Visible.
         .target(name: "NetActivityTray", dependencies: ["NetActivity", "NetActivityContract", "DBus"]),
-        // The `netactivity` command line: status, push/pop, run, watch, tray.
-        .target(name: "NetActivityCLI", dependencies: ["NetActivity", "NetActivityContract", "NetActivityTray", "DBus"]),
+        // `netactivity bridge`: transfers PackageKit and the Unity launcher API announce, reported.
+        .target(name: "NetActivityBridge", dependencies: ["NetActivity", "NetActivityContract", "DBus"]),
+        // The `netactivity` command line: status, push/pop, run, watch, tray, bridge.
+        .target(
+            name: "NetActivityCLI",
+            dependencies: ["NetActivity", "NetActivityContract", "NetActivityTray", "NetActivityBridge", "DBus"]),
         .executableTarget(name: "netactivity", dependencies: ["NetActivityCLI"]),
         // The private dbus-daemon's configuration text, without Foundation: shared by
         // BusTestSupport and the benchmark driver, which cannot depend on a test-support target.

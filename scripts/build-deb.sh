@@ -54,9 +54,11 @@ make --no-print-directory install DESTDIR="$PWD/$stage" PREFIX=/usr systemduseru
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$stage/usr/bin/netactivityd" \
     "$stage/usr/bin/netactivity"
 gzip -9n "$stage/usr/share/man/man1/netactivity.1" "$stage/usr/share/man/man8/netactivityd.8"
-# Every user's tray starts at login; a user turns it off with Hidden=true in ~/.config/autostart.
+# Every user's tray and bridge start at login; a user turns one off with Hidden=true in
+# ~/.config/autostart.
 install -d "$stage/etc/xdg/autostart"
-mv "$stage/usr/share/netactivity/netactivity-tray.desktop" "$stage/etc/xdg/autostart/"
+mv "$stage/usr/share/netactivity/netactivity-tray.desktop" "$stage/usr/share/netactivity/netactivity-bridge.desktop" \
+    "$stage/etc/xdg/autostart/"
 rmdir "$stage/usr/share/netactivity"
 doc=$stage/usr/share/doc/netactivity
 install -d "$doc"
@@ -71,7 +73,8 @@ depends=${depends#shlibs:Depends=}
 size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 sed -e "s|@VERSION@|$version|" -e "s|@ARCH@|$arch|" -e "s|@INSTALLED_SIZE@|$size|" \
     -e "s|@DEPENDS@|$depends|" debian/control.in > "$stage/DEBIAN/control"
-echo /etc/xdg/autostart/netactivity-tray.desktop > "$stage/DEBIAN/conffiles"
+printf '%s\n' /etc/xdg/autostart/netactivity-tray.desktop /etc/xdg/autostart/netactivity-bridge.desktop \
+    > "$stage/DEBIAN/conffiles"
 (cd "$stage" && find usr -type f -printf '%P\n' | sed 's|^|usr/|' | sort | xargs md5sum) > "$stage/DEBIAN/md5sums"
 
 mkdir -p "$out"

@@ -48,6 +48,8 @@ for path in \
     ./usr/share/zsh/site-functions/_netactivity \
     ./usr/share/fish/vendor_completions.d/netactivity.fish \
     ./etc/xdg/autostart/netactivity-tray.desktop \
+    ./etc/xdg/autostart/netactivity-bridge.desktop \
+    ./usr/lib/systemd/user/netactivity-bridge.service \
     ./usr/share/doc/netactivity/copyright \
     ./usr/share/doc/netactivity/changelog.Debian.gz; do
     [[ $contents == *" $path"$'\n'* || $contents == *" $path" ]] || fail "$path is not in the package"

@@ -1,5 +1,6 @@
 import DBus
 import NetActivity
+import NetActivityBridge
 import NetActivityContract
 import NetActivityTray
 
@@ -36,11 +37,25 @@ public enum CLI {
             return waiting { await command.run() }
         case .watch(let format):
             return WatchCommand(services: invocation.services, format: format).run()
+        case .bridge(let sources):
+            return bridge(sources, services: invocation.services)
         case .tray(let icon, let idleIcon, let progressRing):
             return tray(
                 TrayOptions(
                     bus: invocation.services.session ?? .session, services: invocation.services, activeIcon: icon,
                     idleIcon: idleIcon, progressRing: progressRing))
+        }
+    }
+
+    static func bridge(_ sources: Set<BridgeSourceName>, services: FollowedServices) -> Int32 {
+        let options = BridgeOptions(
+            sources: sources, session: services.session?.busAddress ?? .session,
+            system: services.system?.busAddress ?? .system, report: services.session ?? .session)
+        do {
+            return try Bridge(options: options).run()
+        } catch {
+            Output.error("bridge: \(error.message)")
+            return 1
         }
     }
 

@@ -9,6 +9,7 @@ enum Help {
         case "run": run
         case "watch": watch
         case "tray": tray
+        case "bridge": bridge
         default: main
         }
     }
@@ -28,6 +29,7 @@ enum Help {
           watch [--format plain|json|waybar] print a line per state change (for panels)
           tray [--icon NAME] [--idle-icon NAME] [--no-progress-ring]
                                              show the indicator in the system tray
+          bridge [--only|--without SOURCES]  report what PackageKit and launcher-API apps announce
           help [COMMAND]                     show help for a command
           version                            show the version
 
@@ -122,5 +124,23 @@ enum Help {
                               (default: network-transmit-receive)
           --idle-icon NAME    themed icon while idle (default: network-idle)
           --no-progress-ring  keep the themed icon while the progress is known
+        """
+
+    static let bridge = """
+        Usage: netactivity bridge [--only SOURCES | --without SOURCES]
+
+        Reports to the session's service the transfers other programs already announce on D-Bus,
+        so the indicator shows them with no app changed. SOURCES is a comma-separated list of:
+
+          packagekit   PackageKit's transactions on the system bus (GNOME Software, KDE
+                       Discover, pkcon): refreshing package lists, downloading updates
+          launcher     the Unity launcher API's progress on the session bus (Electron apps,
+                       libunity apps); the bridge owns com.canonical.Unity while no dock does,
+                       so those apps send it
+
+        Reads only what the buses broadcast to every session; needs no privileges. A source that
+        cannot start is said once and the others go on. One bridge runs per session
+        (io.github.netactivity.Bridge): a second one leaves at once. If the bridge dies, the
+        service ends everything it reported.
         """
 }

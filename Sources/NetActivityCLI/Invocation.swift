@@ -1,5 +1,6 @@
 import NetActivity
 import NetActivityContract
+import NetActivityBridge
 import NetActivityTray
 
 /// A parsed `netactivity` command line.
@@ -20,6 +21,7 @@ public struct Invocation: Equatable, Sendable {
         case run(label: String?, hints: ActivityHints = ActivityHints(), command: [String])
         case watch(format: WatchFormat)
         case tray(icon: String, idleIcon: String, progressRing: Bool)
+        case bridge(sources: Set<BridgeSourceName>)
     }
 
     /// How `watch` prints each state.
@@ -155,6 +157,30 @@ public struct Invocation: Equatable, Sendable {
                 format = chosen
             }
             command = .watch(format: format)
+        case "bridge":
+            var sources = Set(BridgeSourceName.allCases)
+            var chosen: Set<String> = []
+            while let argument = rest.popFirst() {
+                let (flag, inline) = splitInline(argument)
+                guard flag == "--only" || flag == "--without", !chosen.contains("--only") || flag != "--without",
+                    !chosen.contains("--without") || flag != "--only"
+                else {
+                    throw usage("bridge: unknown argument '\(argument)' (--only SOURCES or --without SOURCES)")
+                }
+                chosen.insert(flag)
+                let value: String
+                do { value = try take(flag, from: &rest, inline: inline) } catch { throw usage("bridge: \(error.description)") }
+                var named: Set<BridgeSourceName> = []
+                for name in value.split(separator: ",", omittingEmptySubsequences: false) {
+                    guard let source = BridgeSourceName(rawValue: String(name)) else {
+                        let all = BridgeSourceName.allCases.map(\.rawValue).joined(separator: ", ")
+                        throw usage("bridge: \(flag) takes a comma-separated list of \(all), not '\(value)'")
+                    }
+                    named.insert(source)
+                }
+                sources = flag == "--only" ? named : Set(BridgeSourceName.allCases).subtracting(named)
+            }
+            command = .bridge(sources: sources)
         case "tray":
             var icon = TrayOptions.defaultActiveIcon
             var idleIcon = TrayOptions.defaultIdleIcon
@@ -173,7 +199,7 @@ public struct Invocation: Equatable, Sendable {
             }
             command = .tray(icon: icon, idleIcon: idleIcon, progressRing: progressRing)
         default:
-            throw UsageError(description: "unknown command '\(name)' (status, push, pop, run, watch, tray)")
+            throw UsageError(description: "unknown command '\(name)' (status, push, pop, run, watch, tray, bridge)")
         }
         return invocation(command)
     }
@@ -183,13 +209,13 @@ public struct Invocation: Equatable, Sendable {
 
     /// Subcommand options that take a value as the next argument.
     static let optionsWithValues: Set<String> = [
-        "--label", "-l", "--format", "-f", "--icon", "--idle-icon", "--kind", "--application",
+        "--label", "-l", "--format", "-f", "--icon", "--idle-icon", "--kind", "--application", "--only", "--without",
     ]
 
     /// `run`'s options, each with a value.
     static let runOptions: Set<String> = ["--label", "-l", "--kind", "--icon", "--application"]
 
-    static let commands: Set<String> = ["status", "push", "pop", "run", "watch", "tray", "help"]
+    static let commands: Set<String> = ["status", "push", "pop", "run", "watch", "tray", "bridge", "help"]
 
     private static func splitInline(_ argument: String) -> (String, String?) {
         guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }

@@ -1,0 +1,132 @@
+import DBus
+import NetActivity
+import NetActivityContract
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `netactivity bridge`: reports the transfers other programs already announce on D-Bus
+/// (PackageKit's transactions, the Unity launcher API's progress) to the session's service,
+/// through the client library, so everything it reports ends the moment it dies.
+///
+/// One process per session: it owns `io.github.netactivity.Bridge` on the session bus, and a
+/// second one (an XDG autostart entry beside a systemd user unit) leaves at once. Each source
+/// starts on its own; one that cannot (no system bus, no PackageKit, a name taken) is said once
+/// and the others go on. Runs on one `EventLoop`, so it sleeps while nothing happens.
+public final class Bridge {
+    public let options: BridgeOptions
+    private let loop: EventLoop
+    private var sources: [any BridgeSource] = []
+    private var connection: Connection?
+
+    /// The bus name that keeps a session to one bridge.
+    public static let busName: BusName = "io.github.netactivity.Bridge"
+
+    public init(options: BridgeOptions) throws(BusError) {
+        self.options = options
+        loop = try EventLoop()
+    }
+
+    /// Runs until SIGTERM or SIGINT (0); 0 at once when another bridge runs; 1 when the
+    /// session bus cannot be reached.
+    public func run() -> Int32 {
+        let problems = options.problems
+        do {
+            let connection = try Connection(options.session)
+            loop.attach(connection)
+            self.connection = connection
+            guard try connection.requestName(Self.busName, options: [.doNotQueue]) == .primaryOwner else {
+                problems("bridge: another bridge already runs in this session (\(Self.busName)); leaving it to that one")
+                return 0
+            }
+            connection.addFilter(for: .signal) { [loop] message in
+                guard message.isSignal(.local, "Disconnected") else { return false }
+                problems("bridge: lost the session bus; exiting")
+                loop.stop()
+                return true
+            }
+        } catch {
+            problems("bridge: cannot connect to \(options.session): \(error.message)")
+            return 1
+        }
+        let client = NetActivityClient(bus: options.report, problems: { problems("bridge: " + $0) })
+        for name in BridgeSourceName.allCases where options.sources.contains(name) {
+            let context = BridgeContext(
+                loop: loop, client: client, sessionBus: options.session, systemBus: options.system,
+                problems: { problems("bridge: \(name.rawValue): " + $0) })
+            let source = name.makeSource(context)
+            do {
+                try source.start()
+                sources.append(source)
+            } catch {
+                context.problems(error.message)
+            }
+        }
+        loop.onSignal(SIGTERM) { [loop] in loop.stop() }
+        loop.onSignal(SIGINT) { [loop] in loop.stop() }
+        loop.run()
+        for source in sources { source.stop() }
+        sources.removeAll()
+        _ = withExtendedLifetime(client) {}
+        return 0
+    }
+}
+
+/// What `netactivity bridge` follows, and where it reports.
+public struct BridgeOptions: Sendable {
+    public var sources: Set<BridgeSourceName>
+    /// The session bus: the launcher API's, and the one the bridge's name is taken on.
+    public var session: BusAddress
+    /// The system bus, PackageKit's.
+    public var system: BusAddress
+    /// The service the bridge reports to: the session's.
+    public var report: Bus
+    /// One line per problem; the default writes it to standard error.
+    public var problems: @Sendable (String) -> Void
+
+    public init(
+        sources: Set<BridgeSourceName> = Set(BridgeSourceName.allCases), session: BusAddress = .session,
+        system: BusAddress = .system, report: Bus = .session,
+        problems: @escaping @Sendable (String) -> Void = NetActivityClient.logToStandardError
+    ) {
+        self.sources = sources
+        self.session = session
+        self.system = system
+        self.report = report
+        self.problems = problems
+    }
+}
+
+/// The sources a bridge can follow, by the names `--only` and `--without` take.
+public enum BridgeSourceName: String, Sendable, CaseIterable {
+    /// PackageKit's transactions on the system bus (GNOME Software, KDE Discover, `pkcon`).
+    case packagekit
+    /// The Unity launcher API's progress on the session bus (Electron apps, libunity apps).
+    case launcher
+
+    func makeSource(_ context: BridgeContext) -> any BridgeSource {
+        switch self {
+        case .packagekit: PackageKitSource(context)
+        case .launcher: LauncherSource(context)
+        }
+    }
+}
+
+/// What a source is given: the bridge's loop (every source runs on it), the client it reports
+/// through, the buses, and where its problems go (once each, prefixed with its name).
+public struct BridgeContext {
+    public let loop: EventLoop
+    public let client: NetActivityClient
+    public let sessionBus: BusAddress
+    public let systemBus: BusAddress
+    public let problems: (String) -> Void
+}
+
+/// One source of transfers: follows its program on its bus and holds an activity per transfer.
+protocol BridgeSource: AnyObject {
+    /// Starts following. Throws when the source cannot work at all (its bus is missing); a
+    /// program that is simply not running yet is no error: the source waits for it.
+    func start() throws(BusError)
+    /// Ends every activity it holds and stops following.
+    func stop()
+}
