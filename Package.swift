@@ -91,6 +91,14 @@ let package = Package(
                 "na-testclient",
             ]
         ),
+        // `netactivity bridge` against the real programs it bridges (packagekitd, libunity, bash).
+        .testTarget(
+            name: "NetActivityBridgeTests",
+            dependencies: [
+                "NetActivityBridge", "NetActivity", "NetActivityContract", "DBus", "BusTestSupport",
+                "NetActivityTestSupport", "netactivityd", "netactivity",
+            ]
+        ),
         // The repository as a user meets it: install-deps.sh, docs, man pages, completions, and
         // the docs' examples, compiled against the client modules and run against the service.
         .testTarget(
