@@ -111,6 +111,12 @@ test-tsan: deps
 BENCH_STATIC_SCRATCH := .build/bench-static
 ## Extra netactivity-bench flags, e.g. BENCH_ARGS="--rounds 9 --only toggle-pipe".
 BENCH_ARGS ?=
+## The last commit of interface version 2: its netactivityd, built from the repository's history
+## into $(VERSION2_SOURCE), is the reference the update rows measure version 3 against. Without
+## the history (a tarball), those rows are left out.
+VERSION2_COMMIT := 5318145
+VERSION2_SOURCE := .build/version2-source
+VERSION2_BINARY := $(VERSION2_SOURCE)/.build/release/netactivityd
 
 ## What the benchmark needs beyond `deps`: dbus-test-tool (dbus-tests) and cc, when missing.
 bench-deps:
@@ -124,13 +130,19 @@ bench: deps bench-deps
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product netactivity
 	$(SWIFT) build -c release -Xswiftc -static-stdlib $(SWIFT_BUILD_FLAGS) --scratch-path $(BENCH_STATIC_SCRATCH) \
 		--product netactivityd
+	if [ ! -x "$(VERSION2_BINARY)" ] && git rev-parse --verify -q "$(VERSION2_COMMIT)^{commit}" >/dev/null; then \
+		rm -rf "$(VERSION2_SOURCE)" && mkdir -p "$(VERSION2_SOURCE)" && \
+		git archive "$(VERSION2_COMMIT)" | tar -x -C "$(VERSION2_SOURCE)" && \
+		$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --package-path "$(VERSION2_SOURCE)" --product netactivityd; \
+	fi
 	mkdir -p .build/bench
 	cc -O2 -Wall -o .build/bench/c-floor Benchmarks/floor/c-floor.c $$(pkg-config --cflags --libs dbus-1)
 	@$(SWIFT) --version 2>&1 | sed -n 1p # not head: under pipefail its early exit would fail the recipe
 	bin=$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path); \
 	static=$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --scratch-path $(BENCH_STATIC_SCRATCH) --show-bin-path); \
 	"$$bin/netactivity-bench" --service "$$static/netactivityd" --compare-service "$$bin/netactivityd" \
-		--cli "$$bin/netactivity" --floor .build/bench/c-floor $(BENCH_ARGS)
+		--cli "$$bin/netactivity" --floor .build/bench/c-floor \
+		$$([ -x "$(VERSION2_BINARY)" ] && echo --version2-service "$(VERSION2_BINARY)") $(BENCH_ARGS)
 
 # MARK: - Installation
 

@@ -20,7 +20,7 @@ struct Benchmark {
         // Each shape three ways: one call in flight where the scheduler puts things, one call in
         // flight on one shared CPU (the CPU per call without the cost of cross-CPU wake-ups), and
         // 32 in flight.
-        let cases = shapes.flatMap { shape in
+        let shapeCases = shapes.flatMap { shape in
             [("seq", ", 1 in flight", 1, false), ("seq-1cpu", ", 1 in flight, 1 CPU", 1, true), ("pipe", ", 32 in flight", 32, false)]
                 .map { variant, suffix, inFlight, oneCPU in
                     ThroughputCase(
@@ -28,7 +28,8 @@ struct Benchmark {
                         workload: shape.workload, inFlight: inFlight, oneCPU: oneCPU,
                         primingPushes: shape.primingPushes, service: service, floor: shape.floor)
                 }
-        }.filter { options.wants($0.name) }
+        } + updateCases(service: options.service)
+        let cases = shapeCases.filter { options.wants($0.name) }
 
         let bus = try Bus()
         say("netactivity-bench: \(machineDescription())")
@@ -100,6 +101,20 @@ struct Benchmark {
             cases: cases, figures: figures, serviceLatency: serviceLatency, floorLatency: floorLatency,
             footprints: footprints, idleSeconds: options.idleSeconds, scale: scale
         ).print()
+    }
+
+    /// UpdateActivity with every change announced (`--throttle-ms 0`), against a service of
+    /// interface version 2 when one is given: what Fraction and Rate add to an update.
+    private func updateCases(service: String) -> [ThroughputCase] {
+        guard let previous = options.versionTwoService else { return [] }
+        let unthrottled = ["--throttle-ms", "0"]
+        return [("seq", ", 1 in flight", 1), ("pipe", ", 32 in flight", 32)].map { variant, suffix, inFlight in
+            ThroughputCase(
+                name: "update-" + variant, description: "UpdateActivity, every change announced" + suffix,
+                workload: .update, inFlight: inFlight, primingPushes: 1,
+                service: .service(path: service, arguments: unthrottled),
+                floor: .versionTwo(path: previous, arguments: unthrottled))
+        }
     }
 
     /// The C floor binary, compiled with cc when it is missing or older than its source.

@@ -11,6 +11,9 @@ enum Workload {
     case pushPop
     /// BeginActivity("…") then EndActivity(its id), per lane.
     case beginEnd
+    /// BeginActivity("…") once per lane, then UpdateActivity on it with the bytes growing, so
+    /// every update moves its progress (and, from interface version 3, its Fraction and Rate).
+    case update
 }
 
 /// What one measured window saw.
@@ -57,7 +60,11 @@ final class CallLoop {
     private enum ActivityLane {
         case begin
         case end(UInt32)
+        case update(UInt32, completed: UInt64)
     }
+
+    /// The total every update reports: never reached within a run.
+    static let updateTotal: UInt64 = 1 << 50
 
     init(connection: Connection, workload: Workload, inFlight: Int) throws(BenchError) {
         self.connection = connection
@@ -133,10 +140,14 @@ final class CallLoop {
             case .pushPop:
                 message = nextIsPush ? try Calls.push() : try Calls.pop()
                 nextIsPush.toggle()
-            case .beginEnd:
+            case .beginEnd, .update:
                 switch lanes[lane] {
                 case .begin: message = try Calls.begin()
                 case .end(let id): message = try Calls.end(id)
+                case .update(let id, let completed):
+                    message = try Calls.call(
+                        NetActivityBus.Member.updateActivity,
+                        [.uint32(id), .uint64(completed + 1_000), .uint64(Self.updateTotal)])
                 }
             }
             let serial = try connection.send(message)
@@ -169,8 +180,15 @@ final class CallLoop {
                     // dbus-test-tool echo answers with no id; End(0) keeps the traffic the same.
                     let id = (try? message.arguments())?.first?.uint32 ?? 0
                     lanes[lane] = .end(id)
-                case .end:
+                case .end, .update:
                     lanes[lane] = .begin
+                }
+            } else if workload == .update {
+                switch lanes[lane] {
+                case .begin, .end:
+                    lanes[lane] = .update((try? message.arguments())?.first?.uint32 ?? 0, completed: 0)
+                case .update(let id, let completed):
+                    lanes[lane] = .update(id, completed: completed + 1_000)
                 }
             }
         default:

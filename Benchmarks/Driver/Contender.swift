@@ -10,12 +10,15 @@ enum Contender: Equatable {
     case echo
     /// Benchmarks/floor/c-floor.c: Count, ids for BeginActivity, one PropertiesChanged per Active flip.
     case cFloor(path: String)
+    /// A `netactivityd` of interface version 2, the reference for what version 3 adds.
+    case versionTwo(path: String, arguments: [String])
 
     var label: String {
         switch self {
         case .service: "netactivityd"
         case .echo: "dbus-test-tool echo"
         case .cFloor: "c-floor (libdbus)"
+        case .versionTwo: "netactivityd, version 2"
         }
     }
 
@@ -23,7 +26,8 @@ enum Contender: Equatable {
     /// and waits until it owns the name.
     func start(on bus: Bus, wrapper: [String] = []) throws(BenchError) -> Child {
         let command: [String] = switch self {
-        case .service(let path, let arguments): [path, "--address", bus.address] + arguments
+        case .service(let path, let arguments), .versionTwo(let path, let arguments):
+            [path, "--address", bus.address] + arguments
         case .echo: ["dbus-test-tool", "echo", "--name=io.github.netactivity.NetActivity1"]
         case .cFloor(let path): [path, "--address", bus.address]
         }

@@ -7,6 +7,8 @@ struct Options {
     var service = ".build/release/netactivityd"
     /// Another build, measured for memory beside `service` (make bench: the dynamic one).
     var compareService: String?
+    /// A build of interface version 2, the reference of the update rows.
+    var versionTwoService: String?
     var floor = ".build/bench/c-floor"
     /// The `netactivity` command line whose `watch` the scale table measures as a watcher.
     var cli = ".build/release/netactivity"
@@ -19,8 +21,8 @@ struct Options {
     /// Pairs of UpdateActivity windows per row and pattern of the scale table.
     var scaleRounds = 7
     /// Case names to run (all when empty): steady-seq, steady-seq-1cpu, steady-pipe, toggle-seq,
-    /// toggle-seq-1cpu, toggle-pipe, begin-end-seq, begin-end-seq-1cpu, begin-end-pipe, latency,
-    /// footprint, scale.
+    /// toggle-seq-1cpu, toggle-pipe, begin-end-seq, begin-end-seq-1cpu, begin-end-pipe,
+    /// update-seq, update-pipe, latency, footprint, scale.
     var only: Set<String> = []
     /// A command (split at spaces) every contender runs under, e.g. valgrind for profiling.
     var wrapper: [String] = []
@@ -38,6 +40,8 @@ struct Options {
                                   make install use)
           --compare-service PATH  another build, measured for memory only (make bench: the
                                   default one, which links the Swift runtime dynamically)
+          --version2-service PATH a netactivityd of interface version 2: the update rows
+                                  (update-seq, update-pipe) measure UpdateActivity against it
           --cli PATH              netactivity, whose watch the scale table measures as a
                                   watcher (default .build/release/netactivity)
           --floor PATH            c-floor binary (default .build/bench/c-floor; built
@@ -74,6 +78,7 @@ struct Options {
             switch argument {
             case "--service": options.service = value(argument)
             case "--compare-service": options.compareService = value(argument)
+            case "--version2-service": options.versionTwoService = value(argument)
             case "--floor": options.floor = value(argument)
             case "--cli": options.cli = value(argument)
             case "--rounds": options.rounds = number(argument)
