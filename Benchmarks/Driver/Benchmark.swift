@@ -93,7 +93,8 @@ struct Benchmark {
         if options.wants("scale") {
             progress("scale: 1 to 65,536 live activities")
             scale = try Scale.measure(
-                service: options.service, cli: options.cli, on: bus, rounds: options.scaleRounds, wrapper: options.wrapper)
+                service: options.service, cli: options.cli, watcherFloor: try watcherFloor(), on: bus,
+                rounds: options.scaleRounds, wrapper: options.wrapper)
         }
         progress("done")
 
@@ -115,6 +116,18 @@ struct Benchmark {
                 service: .service(path: service, arguments: unthrottled),
                 floor: .versionTwo(path: previous, arguments: unthrottled))
         }
+    }
+
+    /// The C watcher (Benchmarks/floor/c-watcher.c), built beside the C floor; nil when it
+    /// cannot be.
+    private func watcherFloor() throws(BenchError) -> String? {
+        let directory = options.floor.split(separator: "/").dropLast().joined(separator: "/")
+        let binary = (directory.isEmpty ? "." : directory) + "/c-watcher"
+        let source = "Benchmarks/floor/c-watcher.c"
+        let command = "cc -O2 -o '\(binary)' '\(source)' $(pkg-config --cflags --libs dbus-1)"
+        guard access(source, R_OK) == 0 else { return access(binary, X_OK) == 0 ? binary : nil }
+        guard system(command) == 0 else { throw BenchError("building \(binary) failed") }
+        return binary
     }
 
     /// The C floor binary, compiled with cc when it is missing or older than its source.

@@ -87,6 +87,7 @@ struct Report {
             var holding = Table([
                 "live activities", "connections", "begin all", "RSS", "GetManagedObjects", "of which service CPU",
                 "same bytes client to client", "release of 1,024", "watch: peak RSS", "watch: CPU",
+                "watch: µs/signal", "C watcher: µs/signal", "ratio",
             ])
             for row in scale {
                 holding.add([
@@ -96,6 +97,9 @@ struct Report {
                     row.releaseNanoseconds.map { fixed(Double($0) / 1e6, 1) + " ms" } ?? "–",
                     row.watch.map { mebibytes($0.peakKiB) } ?? "–",
                     row.watch.map { fixed($0.cpuShare * 100, 0) + " %" } ?? "–",
+                    row.watch.map { fixed($0.cpuPerSignal, 1) } ?? "–",
+                    row.watch?.floorCPUPerSignal.map { fixed($0, 1) } ?? "–",
+                    row.watch?.floorRatio.map { fixed($0) } ?? "–",
                 ])
             }
             var changes = Table([
@@ -116,7 +120,8 @@ struct Report {
             say(holding.text)
             say("goals at 65,536: begin all < 15 s; RSS < 96 MiB; GetManagedObjects < 1 s; release < 100 ms")
             say("watch: `netactivity watch --format waybar` started with them live; CPU while each is updated in turn "
-                + "for 1 s, in % of a core")
+                + "for 1 s, in % of a core; its CPU per signal against the C watcher's (Benchmarks/floor/c-watcher.c, "
+                + "which decodes the same signals into a table), alternating windows, median of 3 ratios; goal ≤ 2")
             say("")
             say("Scale: UpdateActivity with them live (32 in flight from each owner, one watcher of every signal; "
                 + "\(Scale.windowMilliseconds) ms windows, each beside one against a reference service that sends as many "
@@ -134,6 +139,7 @@ struct Report {
                 if let watch = last.watch {
                     ratios.append("scale-watch-rss \(mebibytes(watch.peakKiB))")
                     ratios.append("scale-watch-cpu \(fixed(watch.cpuShare * 100, 0)) %")
+                    if let ratio = watch.floorRatio { ratios.append("scale-watch/c-watcher \(fixed(ratio))") }
                 }
                 ratios.append("scale-gmo \(fixed(Double(last.managedObjectsNanoseconds) / 1e9, 2)) s")
                 ratios.append("scale-gmo/relay \(fixed(Double(last.managedObjectsNanoseconds) / Double(max(last.relayNanoseconds, 1))))")

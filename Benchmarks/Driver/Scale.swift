@@ -45,6 +45,12 @@ struct WatchFigures {
     var peakKiB: UInt64
     /// Its CPU time over the window's, while every update sends a signal it follows.
     var cpuShare: Double
+    /// Its CPU per signal, in µs, and the C watcher's (Benchmarks/floor/c-watcher.c) over the
+    /// same kind of window; nil without the C watcher.
+    var cpuPerSignal: Double
+    var floorCPUPerSignal: Double?
+    /// Median over alternating windows of the two's CPU per signal.
+    var floorRatio: Double?
 }
 
 /// `UpdateActivity` windows against a service, each beside one against its reference.
@@ -80,7 +86,7 @@ enum Scale {
     static let windowMilliseconds: UInt64 = 300
 
     static func measure(
-        service path: String, cli: String, on bus: Bus, rounds: Int, wrapper: [String]
+        service path: String, cli: String, watcherFloor: String?, on bus: Bus, rounds: Int, wrapper: [String]
     ) throws(BenchError) -> [ScaleFigures] {
         let one = try Holder(service: path, live: 1, connections: 1, bus: try Bus(), wrapper: wrapper)
         let each = try Holder(service: path, live: 1_024, connections: 1, bus: try Bus(), wrapper: wrapper)
@@ -96,7 +102,10 @@ enum Scale {
                 try compare(holder, against: one, .oneActivity, rounds: rounds),
                 try compare(holder, against: each, .everyActivityInTurn, rounds: rounds),
             ]
-            figures.append(try holder.holding(updates: updates) { holder throws(BenchError) in try holder.watching(cli: cli) })
+            figures.append(
+                try holder.holding(updates: updates) { holder throws(BenchError) in
+                    try holder.watching(cli: cli, floor: watcherFloor)
+                })
         }
         return figures
     }
@@ -127,7 +136,7 @@ enum Scale {
             rateRatio: median(rates), cpuRatio: median(cpus), referenceLive: reference.live)
     }
 
-    private static func median(_ values: [Double]) -> Double {
+    static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
     }
@@ -138,6 +147,7 @@ enum Scale {
         var nanoseconds: UInt64
         var serviceCPU: UInt64
         var watcherBytes: Int
+        var watcherSignals: Int
 
         var perSecond: Double { Double(updates) / (Double(nanoseconds) / 1e9) }
         var cpuPerUpdate: Double { Double(serviceCPU) / Double(max(updates, 1)) }
@@ -220,30 +230,75 @@ enum Scale {
             let serviceCPU = ProcessStats.sample(child.pid).cpuNanoseconds - cpuBefore
             // The last throttled values go out by the end of their window (50 ms).
             Clock.sleep(milliseconds: 80)
-            return Window(updates: updates, nanoseconds: nanoseconds, serviceCPU: serviceCPU, watcherBytes: watcher.stop())
+            let (bytes, signals) = watcher.stop()
+            return Window(
+                updates: updates, nanoseconds: nanoseconds, serviceCPU: serviceCPU, watcherBytes: bytes,
+                watcherSignals: signals)
         }
 
         /// `netactivity watch` following every object: its peak memory, and its CPU while each
         /// activity in turn is updated. Measured after the ratios, which it would otherwise share
         /// the CPUs with.
-        func watching(cli: String) throws(BenchError) -> WatchFigures {
+        func watching(cli: String, floor: String?) throws(BenchError) -> WatchFigures {
             let watch = try Child(cli, ["--address", bus.address, "watch", "--format", "waybar"])
             defer { watch.stop() }
-            // Until it has read every object (GetManagedObjects) and gone quiet.
-            var last = ProcessStats.sample(watch.pid).cpuNanoseconds
+            try settle(watch, "netactivity watch exited: is \(cli) built?")
+            let (window, cpu) = try followed(by: watch)
+            let peak = Memory.sample(watch.pid).peak
+            var figures = WatchFigures(
+                peakKiB: peak, cpuShare: Double(cpu) / Double(max(window.nanoseconds, 1)),
+                cpuPerSignal: Self.perSignal(cpu, window))
+            guard let floor else { return figures }
+            watch.stop()
+            // Alternating windows, one watcher at a time, as the throughput rows do.
+            var ratios: [Double] = []
+            var floorFigures: [Double] = []
+            var swiftFigures = [figures.cpuPerSignal]
+            for round in 0..<3 {
+                if round > 0 {
+                    let again = try Child(cli, ["--address", bus.address, "watch", "--format", "waybar"])
+                    defer { again.stop() }
+                    try settle(again, "netactivity watch exited")
+                    let (window, cpu) = try followed(by: again)
+                    swiftFigures.append(Self.perSignal(cpu, window))
+                }
+                let cWatcher = try Child(floor, ["--address", bus.address])
+                defer { cWatcher.stop() }
+                try settle(cWatcher, "the C watcher exited: is \(floor) built?")
+                let (floorWindow, floorCPU) = try followed(by: cWatcher)
+                floorFigures.append(Self.perSignal(floorCPU, floorWindow))
+                ratios.append(swiftFigures[round] / max(floorFigures[round], 1e-9))
+            }
+            figures.cpuPerSignal = Scale.median(swiftFigures)
+            figures.floorCPUPerSignal = Scale.median(floorFigures)
+            figures.floorRatio = Scale.median(ratios)
+            return figures
+        }
+
+        /// Waits until `watcher` has read every object (GetManagedObjects) and gone quiet.
+        private func settle(_ watcher: Child, _ failure: String) throws(BenchError) {
+            var last = ProcessStats.sample(watcher.pid).cpuNanoseconds
             let deadline = Clock.now + 60_000_000_000
             repeat {
                 Clock.sleep(milliseconds: 200)
-                let now = ProcessStats.sample(watch.pid).cpuNanoseconds
+                let now = ProcessStats.sample(watcher.pid).cpuNanoseconds
                 defer { last = now }
                 if now > 0, now - last < 2_000_000 { break }
-            } while Clock.now < deadline && watch.isRunning
-            guard watch.isRunning else { throw BenchError("netactivity watch exited: is \(cli) built?") }
-            let cpuBefore = ProcessStats.sample(watch.pid).cpuNanoseconds
+            } while Clock.now < deadline && watcher.isRunning
+            guard watcher.isRunning else { throw BenchError(failure) }
+        }
+
+        /// A second of updates to each activity in turn, and `watcher`'s CPU over it.
+        private func followed(by watcher: Child) throws(BenchError) -> (Window, UInt64) {
+            let cpuBefore = ProcessStats.sample(watcher.pid).cpuNanoseconds
             let window = try window(.everyActivityInTurn, milliseconds: 1_000)
-            let cpu = ProcessStats.sample(watch.pid).cpuNanoseconds - cpuBefore
-            return WatchFigures(
-                peakKiB: Memory.sample(watch.pid).peak, cpuShare: Double(cpu) / Double(max(window.nanoseconds, 1)))
+            // The last signals are still in the watcher's queue when the window ends.
+            Clock.sleep(milliseconds: 100)
+            return (window, ProcessStats.sample(watcher.pid).cpuNanoseconds - cpuBefore)
+        }
+
+        private static func perSignal(_ cpu: UInt64, _ window: Window) -> Double {
+            Double(cpu) / 1e3 / Double(max(window.watcherSignals, 1))
         }
 
         /// What holding the activities costs: RSS, GetManagedObjects, its bytes between two
@@ -362,6 +417,7 @@ private final class Flusher: @unchecked Sendable {
 private final class Watcher: @unchecked Sendable {
     private let connection: Connection
     private let bytes = Atomic<Int>(0)
+    private let signals = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
     private var thread = pthread_t()
 
@@ -384,14 +440,15 @@ private final class Watcher: @unchecked Sendable {
         while !stopping.load(ordering: .acquiring) {
             if let message = connection.readMessage(timeout: .milliseconds(20)), message.kind == .signal {
                 bytes.add(message.wireSize, ordering: .relaxed)
+                signals.add(1, ordering: .relaxed)
             }
         }
     }
 
-    /// Stops reading; returns the bytes received.
-    func stop() -> Int {
+    /// Stops reading; returns the bytes and the signals received.
+    func stop() -> (bytes: Int, signals: Int) {
         stopping.store(true, ordering: .releasing)
         pthread_join(thread, nil)
-        return bytes.load(ordering: .relaxed)
+        return (bytes.load(ordering: .relaxed), signals.load(ordering: .relaxed))
     }
 }
