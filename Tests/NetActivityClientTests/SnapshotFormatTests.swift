@@ -1,5 +1,7 @@
 @testable import NetActivityCLI
 import NetActivity
+import Foundation
+import NetActivityContract
 import Testing
 
 /// The panel texts never show a count that contradicts what is shown.
@@ -143,5 +145,40 @@ struct LongTooltipTests {
         systemUpdate.rate = 700_000
         let system = IndicatorSnapshot(active: true, visible: true, count: 1, activities: [systemUpdate], rate: 700_000)
         #expect(IndicatorSnapshot.merging(session: session, system: system).rate == 3_000_000)
+    }
+}
+
+/// The claimed application's name, from its desktop entry.
+@Suite struct DesktopEntryNameTests {
+    @Test func theClaimedApplicationReadsAsItsDesktopEntrysName() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("entries-\(getpid())")
+        let applications = home.appendingPathComponent("applications")
+        try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        try """
+            [Desktop Action new]
+            Name=Not this one
+            [Desktop Entry]
+            Type=Application
+            Name[de]=Software-Verwaltung
+            Name=GNOME Software
+            """.write(to: applications.appendingPathComponent("org.gnome.Software.desktop"), atomically: true, encoding: .utf8)
+        let previous = getenv("XDG_DATA_HOME").map { String(cString: $0) }
+        setenv("XDG_DATA_HOME", home.path, 1)
+        DesktopEntries.forget()
+        defer {
+            if let previous { setenv("XDG_DATA_HOME", previous, 1) } else { unsetenv("XDG_DATA_HOME") }
+            DesktopEntries.forget()
+        }
+        let bridged = ActivityInfo(
+            id: 1, owner: ":1.1", label: "Downloading updates", completed: 0, total: 0, started: 0,
+            application: "netactivity", claimedApplication: "org.gnome.Software")
+        #expect(bridged.title == "GNOME Software — Downloading updates")
+        var unknown = bridged
+        unknown.claimedApplication = "org.example.Missing"
+        #expect(unknown.title == "Missing — Downloading updates", "no entry: the id's last part")
+        for hostile in ["../../etc/passwd", ".hidden", "a/b", String(repeating: "x", count: 300)] {
+            #expect(DesktopEntries.name(of: hostile) == nil, "\(hostile.prefix(20))")
+        }
     }
 }
