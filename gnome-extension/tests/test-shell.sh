@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs the extension in the real, headless GNOME Shell of Debian's gnome-shell package against
+# the real netactivityd, on private buses: tests/shell_test.py says what it checks.
+#
+# usage: gnome-extension/tests/test-shell.sh NETACTIVITYD [EXTENSION_DIR]
+#
+#   NETACTIVITYD    the netactivityd binary (also $NETACTIVITYD); `netactivity` beside it pushes
+#   EXTENSION_DIR   an installed extension to test (its uuid folder); default: built from src/
+#   $SCREENSHOTS    where to save the README's screenshots (gnome-top-bar.png, gnome-menu.png)
+#
+# The shell runs under dbus-run-session with a private HOME and XDG_RUNTIME_DIR, given to
+# dbus-run-session itself because the services it starts (dconf) take the bus daemon's
+# environment. The shell dies at start-up without a system bus on a machine with
+# /run/systemd/seats, so a private, empty dbus-daemon stands in for it (and carries the
+# system side's netactivityd --system). Mutter renders in software without a GPU.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+netactivityd=${1:-${NETACTIVITYD:-}}
+extension=${2:-}
+if [ -z "$netactivityd" ] || [ ! -x "$netactivityd" ]; then
+    echo "usage: $0 NETACTIVITYD [EXTENSION_DIR]" >&2
+    exit 2
+fi
+netactivityd=$(cd "$(dirname "$netactivityd")" && pwd)/$(basename "$netactivityd")
+uuid=netactivity@netactivity.github.io
+
+work=$(mktemp -d /tmp/netactivity-gnome.XXXXXX)
+system_bus=
+cleanup() {
+    if [ -n "$system_bus" ]; then kill "$system_bus" 2>/dev/null || true; wait "$system_bus" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+home=$work/home
+runtime=$work/runtime
+mkdir -p "$home/.local/share/gnome-shell/extensions" "$runtime"
+chmod 0700 "$runtime"
+if [ -z "$extension" ]; then
+    /usr/bin/python3 "$here/../build.py" "$work/build" >/dev/null
+    extension=$work/build/shell43/$uuid
+fi
+cp -r "$extension" "$home/.local/share/gnome-shell/extensions/$uuid"
+
+dbus-daemon --session --nofork --nopidfile --address="unix:path=$work/system_bus_socket" &
+system_bus=$!
+for _ in $(seq 100); do [ -S "$work/system_bus_socket" ] && break; sleep 0.05; done
+
+SECONDS=0
+env -i PATH="$PATH" HOME="$home" XDG_RUNTIME_DIR="$runtime" LANG=C.UTF-8 \
+    XDG_CONFIG_HOME="$home/.config" XDG_DATA_HOME="$home/.local/share" XDG_CACHE_HOME="$home/.cache" \
+    DBUS_SYSTEM_BUS_ADDRESS="unix:path=$work/system_bus_socket" \
+    dbus-run-session -- /usr/bin/python3 "$here/shell_test.py" --netactivityd "$netactivityd" --work "$work" \
+    ${SCREENSHOTS:+--images "$SCREENSHOTS"} 2>"$work/session.log" || {
+    status=$?
+    echo "--- the last lines the session's bus and its services wrote" >&2
+    tail -n 30 "$work/session.log" >&2
+    exit $status
+}
+echo "test-gnome: passed in $SECONDS s"
