@@ -78,7 +78,7 @@ run: deps release
 
 ## Every test pass, in order. Later passes (sanitizers, ...) are added to this list, each as
 ## its own target below with its own --scratch-path so the builds do not overwrite each other.
-TEST_PASSES := test-debug test-asan test-tsan test-deb
+TEST_PASSES := test-debug test-gnome test-asan test-tsan test-deb
 
 test: $(TEST_PASSES)
 
@@ -153,6 +153,7 @@ install: $(if $(NETACTIVITYD),,release)
 	install -m 0644 completions/netactivity.bash "$(DESTDIR)$(bashcompletiondir)/netactivity"
 	install -m 0644 completions/_netactivity "$(DESTDIR)$(zshcompletiondir)/_netactivity"
 	install -m 0644 completions/netactivity.fish "$(DESTDIR)$(fishcompletiondir)/netactivity.fish"
+	$(MAKE) --no-print-directory install-gnome-extension
 	@echo "installed netactivityd in $(DESTDIR)$(PREFIX); D-Bus activation starts it on first use"
 
 uninstall:
@@ -240,6 +241,8 @@ deb: release-static
 ## would wait for SwiftPM's lock forever (see NETACTIVITYD above).
 test-deb: deb
 	scripts/check-deb.sh $$(scripts/build-deb.sh --name $(RELEASE_STATIC_SCRATCH)/release)
+
+include gnome-extension/extension.mk
 
 clean:
 	rm -rf .build

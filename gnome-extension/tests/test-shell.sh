@@ -17,12 +17,18 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 netactivityd=${1:-${NETACTIVITYD:-}}
 extension=${2:-}
+tested=${extension:-the extension built from src/}
 if [ -z "$netactivityd" ] || [ ! -x "$netactivityd" ]; then
     echo "usage: $0 NETACTIVITYD [EXTENSION_DIR]" >&2
     exit 2
 fi
 netactivityd=$(cd "$(dirname "$netactivityd")" && pwd)/$(basename "$netactivityd")
 uuid=netactivity@netactivity.github.io
+screenshots=
+if [ -n "${SCREENSHOTS:-}" ]; then
+    mkdir -p "$SCREENSHOTS"
+    screenshots=$(cd "$SCREENSHOTS" && pwd)
+fi
 
 work=$(mktemp -d /tmp/netactivity-gnome.XXXXXX)
 system_bus=
@@ -42,7 +48,7 @@ if [ -z "$extension" ]; then
 fi
 cp -r "$extension" "$home/.local/share/gnome-shell/extensions/$uuid"
 
-dbus-daemon --session --nofork --nopidfile --address="unix:path=$work/system_bus_socket" &
+dbus-daemon --session --nofork --nopidfile --address="unix:path=$work/system_bus_socket" >"$work/system-bus.log" 2>&1 &
 system_bus=$!
 for _ in $(seq 100); do [ -S "$work/system_bus_socket" ] && break; sleep 0.05; done
 
@@ -51,10 +57,10 @@ env -i PATH="$PATH" HOME="$home" XDG_RUNTIME_DIR="$runtime" LANG=C.UTF-8 \
     XDG_CONFIG_HOME="$home/.config" XDG_DATA_HOME="$home/.local/share" XDG_CACHE_HOME="$home/.cache" \
     DBUS_SYSTEM_BUS_ADDRESS="unix:path=$work/system_bus_socket" \
     dbus-run-session -- /usr/bin/python3 "$here/shell_test.py" --netactivityd "$netactivityd" --work "$work" \
-    ${SCREENSHOTS:+--images "$SCREENSHOTS"} 2>"$work/session.log" || {
+    ${screenshots:+--images "$screenshots"} 2>"$work/session.log" || {
     status=$?
     echo "--- the last lines the session's bus and its services wrote" >&2
     tail -n 30 "$work/session.log" >&2
     exit $status
 }
-echo "test-gnome: passed in $SECONDS s"
+echo "test-gnome: GNOME Shell with $tested: passed in $SECONDS s"
