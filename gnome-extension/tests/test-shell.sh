@@ -31,15 +31,39 @@ if [ -n "${SCREENSHOTS:-}" ]; then
 fi
 
 work=$(mktemp -d /tmp/netactivity-gnome.XXXXXX)
+home=$work/home
+runtime=$work/runtime
 system_bus=
+# The processes of the test's session: every one whose HOME is the private one. Some outlive
+# dbus-run-session (the shell starts ibus-daemon outside the bus's control).
+session_processes() {
+    local environ
+    for environ in /proc/[0-9]*/environ; do
+        if grep -qzx "HOME=$home" "$environ" 2>/dev/null; then
+            environ=${environ#/proc/}
+            echo "${environ%/environ}"
+        fi
+    done
+}
 cleanup() {
     if [ -n "$system_bus" ]; then kill "$system_bus" 2>/dev/null || true; wait "$system_bus" 2>/dev/null || true; fi
+    local left _
+    left=$(session_processes)
+    if [ -n "$left" ]; then
+        kill $left 2>/dev/null || true
+        for _ in $(seq 40); do [ -z "$(session_processes)" ] && break; sleep 0.05; done
+        left=$(session_processes)
+        if [ -n "$left" ]; then kill -KILL $left 2>/dev/null || true; fi
+    fi
+    # xdg-document-portal's FUSE mount, when it had no time to unmount it.
+    if mountpoint -q "$runtime/doc" 2>/dev/null; then
+        fusermount3 -u "$runtime/doc" 2>/dev/null || fusermount -u "$runtime/doc" 2>/dev/null ||
+            umount -l "$runtime/doc" 2>/dev/null || true
+    fi
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-home=$work/home
-runtime=$work/runtime
 mkdir -p "$home/.local/share/gnome-shell/extensions" "$runtime"
 chmod 0700 "$runtime"
 if [ -z "$extension" ]; then
