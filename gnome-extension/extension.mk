@@ -8,14 +8,16 @@
 #   make test-gnome                 the extension in a real headless GNOME Shell, and the GNOME 45+
 #                                   build under gjs, against the debug netactivityd (part of make test)
 #
-# Variables: GNOME_SHELL_FORMAT (shell43 or shell45; by default the one the installed
-# gnome-shell loads, shell43 without one, as on Debian 12, the .deb's target).
+# Variables: GNOME_SHELL_FORMAT (shell43 or shell45; by default the one this system's GNOME
+# Shell loads: the installed gnome-shell's version, else the archive's candidate, so a .deb
+# built without the shell installed suits its release; shell43 when neither is known).
 
 GNOME_EXTENSION_UUID := netactivity@netactivity.github.io
 GNOME_EXTENSION_BUILD := .build/gnome-extension
 gnomeextensiondir := $(datadir)/gnome-shell/extensions/$(GNOME_EXTENSION_UUID)
-GNOME_SHELL_FORMAT ?= $(shell v=$$(gnome-shell --version 2>/dev/null | sed -n 's/^GNOME Shell \([0-9]*\).*/\1/p'); \
-	[ -n "$$v" ] && [ "$$v" -ge 45 ] && echo shell45 || echo shell43)
+GNOME_SHELL_FORMAT ?= $(shell v=$$( { gnome-shell --version 2>/dev/null || \
+	apt-cache policy gnome-shell 2>/dev/null | sed -n 's/^ *Candidate: \([0-9]\)/GNOME Shell \1/p'; } | \
+	sed -n 's/^GNOME Shell \([0-9]*\).*/\1/p' | sed -n 1p); [ -n "$$v" ] && [ "$$v" -ge 45 ] && echo shell45 || echo shell43)
 
 .PHONY: gnome-extension gnome-deps install-gnome-extension uninstall-gnome-extension test-gnome
 

@@ -48,6 +48,8 @@ for path in \
     ./usr/share/zsh/site-functions/_netactivity \
     ./usr/share/fish/vendor_completions.d/netactivity.fish \
     ./etc/xdg/autostart/netactivity-tray.desktop \
+    ./usr/share/gnome-shell/extensions/netactivity@netactivity.github.io/extension.js \
+    ./usr/share/gnome-shell/extensions/netactivity@netactivity.github.io/metadata.json \
     ./usr/share/doc/netactivity/copyright \
     ./usr/share/doc/netactivity/changelog.Debian.gz; do
     [[ $contents == *" $path"$'\n'* || $contents == *" $path" ]] || fail "$path is not in the package"

@@ -116,18 +116,19 @@ class NetActivityIndicator extends PanelMenu.Button {
             this._addLine('The network activity service is not running');
             return;
         }
-        const activities = available.flatMap(side => side.activities());
+        const lists = new Map(available.map(side => [side, side.activities()]));
+        const activities = [...lists.values()].flat();
         for (const activity of activities.slice(0, MENU_ACTIVITY_LIMIT))
             this._list.addMenuItem(this._activityItem(activity));
         if (activities.length > MENU_ACTIVITY_LIMIT)
             this._addLine(`… and ${activities.length - MENU_ACTIVITY_LIMIT} more`);
         const shared = available.reduce((sum, side) =>
-            sum + Math.max(0, side.count - side.activities().length), 0);
+            sum + Math.max(0, side.count - lists.get(side).length), 0);
         if (shared > 0)
             this._addLine(sharedLine(shared));
         if (activities.length === 0 && shared === 0)
             this._addLine('Idle');
-        const progress = mergedProgress(available);
+        const progress = mergedProgress(available, side => lists.get(side));
         if (progress !== null && activities.filter(activity => activity.total > 0).length > 1)
             this._addLine(`Overall ${wholePercent(progress)}%`);
     }

@@ -146,16 +146,16 @@ class ServiceSide {
 /**
  * The session's and the system's progress as one, as IndicatorSnapshot.merging does it:
  * bytes over both when both report a progress and both lists carry totals, else the mean, or
- * the one that reports.
+ * the one that reports. `activitiesOf` gives a side's activities when they are already at hand.
  */
-function mergedProgress(sides) {
+function mergedProgress(sides, activitiesOf = side => side.activities()) {
     const reporting = sides.filter(side => side.progress !== null);
     if (reporting.length <= 1)
         return reporting.length ? reporting[0].progress : null;
     let completed = 0;
     let total = 0;
     for (const side of reporting) {
-        const known = side.activities().filter(activity => activity.total > 0);
+        const known = activitiesOf(side).filter(activity => activity.total > 0);
         if (known.length === 0)
             return reporting.reduce((sum, each) => sum + each.progress, 0) / reporting.length;
         for (const activity of known) {
