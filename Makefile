@@ -166,6 +166,7 @@ uninstall:
 		"$(DESTDIR)$(bashcompletiondir)/netactivity" "$(DESTDIR)$(zshcompletiondir)/_netactivity" \
 		"$(DESTDIR)$(fishcompletiondir)/netactivity.fish"
 	rmdir "$(DESTDIR)$(datadir)/netactivity" 2>/dev/null || true
+	$(MAKE) --no-print-directory uninstall-gnome-extension
 
 ## The tray's XDG autostart entry for the current user; run after `make install` (same PREFIX).
 install-autostart:
