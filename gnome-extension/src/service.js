@@ -7,6 +7,25 @@ const OBJECT_PATH = '/io/github/netactivity/NetActivity1';
 const MAIN_INTERFACE = BUS_NAME;
 const ACTIVITY_INTERFACE = `${BUS_NAME}.Activity`;
 
+/** The contract's type of every property read here: a value of another type is not used. */
+const PROPERTY_TYPES = {
+    Visible: 'b', Count: 'u', Progress: 'd',
+    Id: 'u', Label: 's', Application: 's', ClaimedApplication: 's', Completed: 't', Total: 't',
+    Fraction: 'd', Rate: 'd',
+};
+
+/**
+ * A proxy's cached property `name` as a JS value, or `fallback` while it is unknown or not of
+ * the contract's type (whoever owns the name on the bus may send anything).
+ */
+function cachedValue(proxy, name, fallback) {
+    const variant = proxy?.get_cached_property(name);
+    if (!variant || variant.get_type_string() !== PROPERTY_TYPES[name])
+        return fallback;
+    const value = variant.unpack();
+    return typeof value === 'number' && !Number.isFinite(value) ? fallback : value;
+}
+
 /** Replaces control characters in text from other processes by spaces, as the tray does. */
 function printable(text) {
     // eslint-disable-next-line no-control-regex
@@ -76,8 +95,7 @@ class ServiceSide {
 
     /** The main object's cached property `name`, or `fallback` while unknown. */
     _property(name, fallback) {
-        const value = this._proxy?.get_cached_property(name);
-        return value ? value.unpack() : fallback;
+        return cachedValue(this._proxy, name, fallback);
     }
 
     /** The debounced `Visible`: what the top bar follows. */
@@ -105,10 +123,7 @@ class ServiceSide {
             const proxy = object.get_interface(ACTIVITY_INTERFACE);
             if (proxy === null)
                 continue;
-            const value = (name, fallback) => {
-                const variant = proxy.get_cached_property(name);
-                return variant ? variant.unpack() : fallback;
-            };
+            const value = (name, fallback) => cachedValue(proxy, name, fallback);
             const completed = value('Completed', 0);
             const total = value('Total', 0);
             // Version 3 says how far along a fraction-mode activity is; version 2 only bytes.
