@@ -309,14 +309,38 @@ def run(options):
             shell.screenshot((panel[0] + panel[2] - 360, 0, 360, panel[3]), os.path.join(screenshots, "gnome-top-bar.png"))
         shell.eval(f"{BUTTON}.menu.close(false)")
 
-        # MARK: The end: nothing left in the top bar.
+        # MARK: Redrawn only for a new whole percent, at most 4 times a second.
+        # The session's download alone from here, and the menu's closing (which restyles the
+        # button, and so repaints the ring) over.
         subprocess.run([netactivity, "pop"], check=True, stdout=subprocess.DEVNULL)
         system_app.close()
+        wait_for("the download alone", lambda: shell.eval(f"{BUTTON}._sides.map(s => s.count).join(',') === '1,0'"))
+        time.sleep(0.5)
+        shell.eval(f"globalThis.__netactivityRepaints = 0; globalThis.__netactivityRepaint = {BUTTON}._ring.connect("
+                   "'repaint', () => { globalThis.__netactivityRepaints += 1; }); true")
+        repaints = lambda: shell.eval("globalThis.__netactivityRepaints")
+        for step in range(20):  # within 75 %
+            app.update(download, total * 3 // 4 + step * total // 2000, total)
+            time.sleep(0.025)
+        time.sleep(0.4)
+        check(repaints() == 0, f"no repaint while the whole percent stays ({repaints()})")
+        burst = time.monotonic()
+        for step in range(40):  # 76 % to 95 %, a new percent every 50 ms
+            app.update(download, total * (76 + step // 2) // 100, total)
+            time.sleep(0.025)
+        wait_for("the ring at 95%", lambda: shell.eval(f"{BUTTON}._percent === 95"), timeout=3)
+        drawn, seconds = repaints(), time.monotonic() - burst
+        check(1 <= drawn <= int(seconds * 4) + 1, f"{drawn} repaints for 20 new percents in {seconds:.1f} s")
+        shell.eval(f"{BUTTON}._ring.disconnect(globalThis.__netactivityRepaint); "
+                   "delete globalThis.__netactivityRepaint; delete globalThis.__netactivityRepaints; true")
+
+        # MARK: The end: nothing left in the top bar.
         app.close()
         wait_for("the indicator hidden", lambda: not shell.eval(f"{BUTTON}.visible"), timeout=5)
         time.sleep(0.3)
         after = shell.screenshot(right, os.path.join(work, "after.png"))
         check(pixels(after) == pixels(idle), "nothing in the top bar after the end (as while idle)")
+        check(shell.eval(f"{BUTTON}._ledger.sources.size === 0"), "no timer while nothing changes")
 
         # MARK: A restarted service is followed.
         stop(session_service)
