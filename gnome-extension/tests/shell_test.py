@@ -6,7 +6,7 @@ and a stand-in system bus in DBUS_SYSTEM_BUS_ADDRESS; see that script. The shell
 netactivityd instances and the activities are real; screenshots come from
 org.gnome.Shell.Screenshot and the menu's text from org.gnome.Shell.Eval (unsafe mode).
 
-usage: shell_test.py --netactivityd PATH --work DIR [--images DIR]
+usage: shell_test.py --netactivityd PATH --work DIR [--images DIR] [--report-fd N]
 """
 import argparse
 import json
@@ -33,10 +33,19 @@ class Failure(Exception):
     pass
 
 
+# Where the report goes: the bus daemon's services inherit its stdout, so the wrapper gives
+# this script a descriptor of its own (--report-fd).
+report = sys.stdout
+
+
+def say(line):
+    print(line, file=report, flush=True)
+
+
 def check(condition, what):
     if not condition:
         raise Failure(what)
-    print(f"ok: {what}", flush=True)
+    say(f"ok: {what}")
 
 
 def wait_for(what, predicate, timeout=10.0, interval=0.05, show=None):
@@ -226,7 +235,7 @@ def run(options):
                               None, Gio.DBusCallFlags.NONE, 5000, None)
         wait_for("the overview hidden", lambda: shell.eval(
             "!imports.ui.main.overview.visible && !imports.ui.main.overview.animationInProgress"))
-        print(f"shell up and the overview hidden after {time.monotonic() - started:.1f} s", flush=True)
+        say(f"shell up and the overview hidden after {time.monotonic() - started:.1f} s")
 
         info = wait_for("the extension enabled", lambda: (lambda i: i if i.get("state") == 1 else None)(
             shell.extension_info()))
@@ -241,7 +250,7 @@ def run(options):
 
         # MARK: An activity: hidden for the activation delay, then the ring.
         version = contract_version(session_bus)
-        print(f"the service has contract version {version}", flush=True)
+        say(f"the service has contract version {version}")
         app = Reporter(session_address, version)
         total = 100 * 1024 * 1024
         download = app.begin("Backup photos")
@@ -283,7 +292,7 @@ def run(options):
         shell.eval(f"{BUTTON}.menu.open(false)")
         lines = wait_for("the menu's text", lambda: (lambda t: t if any("other connection" in x for x in t) else None)(
             shell.eval(f"{BUTTON}.menuText()")), show=lambda: shell.eval(f"{BUTTON}.menuText()"))
-        print("menu: " + " | ".join(lines), flush=True)
+        say("menu: " + " | ".join(lines))
         text = "\n".join(lines)
         check("Backup photos" in text, "the menu shows the label")
         check(any(line.startswith("75%") for line in lines), "the menu shows the percent")
@@ -353,7 +362,7 @@ def run(options):
         wait_for("the indicator for the restarted service", lambda: shell.eval(f"{BUTTON}.visible"), timeout=5)
         again.close()
         wait_for("the indicator hidden again", lambda: not shell.eval(f"{BUTTON}.visible"), timeout=5)
-        print("ok: a restarted service is followed", flush=True)
+        say("ok: a restarted service is followed")
 
         # MARK: disable() leaves nothing behind.
         shell_name = owner(session_bus, SHELL)
@@ -387,16 +396,16 @@ def run(options):
         check(left_behind == {"signals": 0, "sources": 0, "actors": 0, "role": False},
               f"disable() leaves no signal connection, source, actor or panel role ({left_behind})")
         wait_for("no match rule for the service left", lambda: rules() == [], show=rules)
-        print("ok: disable() leaves no match rule for the service on either bus", flush=True)
+        say("ok: disable() leaves no match rule for the service on either bus")
         shell.extensions("EnableExtension")
         wait_for("the extension enabled again", lambda: shell.extension_info().get("state") == 1)
         wait_for("the match rules back", lambda: sorted(rules()) == sorted(enabled_rules), show=rules)
         shell.extensions("DisableExtension")
         wait_for("the extension disabled again", lambda: shell.extension_info().get("state") != 1)
         wait_for("no match rule left after the second disable()", lambda: rules() == [], show=rules)
-        print("ok: enabled again and disabled again, the same match rules come and go", flush=True)
+        say("ok: enabled again and disabled again, the same match rules come and go")
         check(shell_process.poll() is None, "the shell still runs")
-        print(f"all checks passed in {time.monotonic() - started:.1f} s", flush=True)
+        say(f"all checks passed in {time.monotonic() - started:.1f} s")
     finally:
         for process in reversed(processes):
             stop(process)
@@ -409,17 +418,21 @@ def main():
     parser.add_argument("--netactivityd", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--images")
+    parser.add_argument("--report-fd", type=int)
     options = parser.parse_args()
+    global report
+    if options.report_fd is not None:
+        report = os.fdopen(options.report_fd, "w")
     try:
         run(options)
     except (Failure, GLib.Error, TypeError, KeyError, ValueError) as failure:
-        print(f"FAILED: {failure!r}", flush=True)
+        say(f"FAILED: {failure!r}")
         for log in ("gnome-shell.log", "netactivityd.log"):
             path = os.path.join(options.work, log)
             if os.path.exists(path):
-                print(f"--- the last lines of {log}")
+                say(f"--- the last lines of {log}")
                 with open(path, errors="replace") as file:
-                    sys.stdout.write("".join(file.readlines()[-30:]))
+                    say("".join(file.readlines()[-30:]).rstrip("\n"))
         sys.exit(1)
 
 

@@ -81,10 +81,10 @@ env -i PATH="$PATH" HOME="$home" XDG_RUNTIME_DIR="$runtime" LANG=C.UTF-8 \
     XDG_CONFIG_HOME="$home/.config" XDG_DATA_HOME="$home/.local/share" XDG_CACHE_HOME="$home/.cache" \
     DBUS_SYSTEM_BUS_ADDRESS="unix:path=$work/system_bus_socket" \
     dbus-run-session -- /usr/bin/python3 "$here/shell_test.py" --netactivityd "$netactivityd" --work "$work" \
-    ${screenshots:+--images "$screenshots"} 2>"$work/session.log" || {
+    ${screenshots:+--images "$screenshots"} --report-fd 3 3>&1 >"$work/session.log" 2>&1 || {
     status=$?
-    echo "--- the last lines the session's bus and its services wrote" >&2
-    tail -n 30 "$work/session.log" >&2
+    echo "--- the last lines the session's bus and its services wrote"
+    tail -n 30 "$work/session.log"
     exit $status
 }
 echo "test-gnome: GNOME Shell with $tested: passed in $SECONDS s"
