@@ -42,7 +42,7 @@ class NetActivityIndicator extends PanelMenu.Button {
     /** Starts following both services; the button stays hidden until one is `Visible`. */
     start() {
         this.visible = false;
-        const onChange = listChanged => this._changed(listChanged);
+        const onChange = () => this._changed();
         this._sides = [
             new ServiceSide('session', this._ledger, onChange),
             new ServiceSide('system', this._ledger, onChange),
@@ -59,9 +59,9 @@ class NetActivityIndicator extends PanelMenu.Button {
      * ring and the open menu at most every REFRESH_INTERVAL_MS, with one timer only while a
      * change waits for its turn.
      */
-    _changed(listChanged) {
-        if (listChanged)
-            this._menuStale = true;
+    _changed() {
+        // Every line of the menu may change with any property: Count, progress, activities.
+        this._menuStale = true;
         const visible = this._sides.some(side => side.visible);
         if (visible !== this.visible) {
             this.visible = visible;

@@ -1,6 +1,6 @@
 // MARK: - One service, on one bus
 
-// The contract's names (docs/contract.md in the repository; the Swift code declares them in
+// The contract's names (docs/interface.md; the Swift code declares them in
 // NetActivityContract).
 const BUS_NAME = 'io.github.netactivity.NetActivity1';
 const OBJECT_PATH = '/io/github/netactivity/NetActivity1';
@@ -42,7 +42,7 @@ class ServiceSide {
     /**
      * @param {string} bus 'session' or 'system'
      * @param {Ledger} ledger where the signal connections are recorded
-     * @param {function(boolean)} onChange called with whether the activity list changed
+     * @param {function()} onChange called on every change
      */
     constructor(bus, ledger, onChange) {
         this.bus = bus;
@@ -61,9 +61,9 @@ class ServiceSide {
                     return;
                 }
                 this._proxy = proxy;
-                ledger.connect(proxy, 'g-properties-changed', () => onChange(false));
-                ledger.connect(proxy, 'notify::g-name-owner', () => onChange(true));
-                onChange(false);
+                ledger.connect(proxy, 'g-properties-changed', () => onChange());
+                ledger.connect(proxy, 'notify::g-name-owner', () => onChange());
+                onChange();
             });
 
         const manager = new Gio.DBusObjectManagerClient({
@@ -80,11 +80,11 @@ class ServiceSide {
                 return;
             }
             this._manager = manager;
-            ledger.connect(manager, 'object-added', () => onChange(true));
-            ledger.connect(manager, 'object-removed', () => onChange(true));
-            ledger.connect(manager, 'interface-proxy-properties-changed', () => onChange(true));
-            ledger.connect(manager, 'notify::name-owner', () => onChange(true));
-            onChange(true);
+            ledger.connect(manager, 'object-added', () => onChange());
+            ledger.connect(manager, 'object-removed', () => onChange());
+            ledger.connect(manager, 'interface-proxy-properties-changed', () => onChange());
+            ledger.connect(manager, 'notify::name-owner', () => onChange());
+            onChange();
         });
     }
 

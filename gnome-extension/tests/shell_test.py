@@ -241,10 +241,13 @@ def run(options):
             shell.extension_info()))
         check(info.get("error", "") == "", f"GetExtensionInfo: enabled with no error ({info.get('error', '')!r})")
 
-        # The right half of the top bar, where the indicator sits.
+        # The top bar right of the clock (whose minutes would change the picture), where the
+        # indicator sits.
         panel = shell.eval("(() => { const p = imports.ui.main.panel; const [x, y] = p.get_transformed_position();"
                            " const [w, h] = p.get_transformed_size(); return [x, y, w, h]; })()")
-        right = (panel[0] + panel[2] / 2, panel[1], panel[2] / 2, panel[3])
+        clock_end = shell.eval("(() => { const c = imports.ui.main.panel.statusArea.dateMenu.container;"
+                               " const [x] = c.get_transformed_position(); return x + c.get_transformed_size()[0]; })()")
+        right = (clock_end, panel[1], panel[0] + panel[2] - clock_end, panel[3])
         check(shell.eval(f"{BUTTON} !== undefined && !{BUTTON}.visible"), "no indicator while idle")
         idle = shell.screenshot(right, os.path.join(work, "idle.png"))
 
@@ -303,6 +306,13 @@ def run(options):
                             and "System update" in line), None)
         check(system_line is not None and system_line > session_line, "the system's activity after the session's, marked")
         check("1 other connection" in text, "the shared counter")
+        # Count alone changes: the open menu follows.
+        subprocess.run([netactivity, "push"], check=True, stdout=subprocess.DEVNULL)
+        wait_for("the open menu with the new count", lambda: "2 other connections" in shell.eval(f"{BUTTON}.menuText()"),
+                 show=lambda: shell.eval(f"{BUTTON}.menuText()"))
+        subprocess.run([netactivity, "pop"], check=True, stdout=subprocess.DEVNULL)
+        wait_for("the open menu with the count back", lambda: "1 other connection" in shell.eval(f"{BUTTON}.menuText()"))
+        say("ok: the open menu follows the shared counter")
 
         screenshots = options.images
         if screenshots:
