@@ -41,7 +41,7 @@ uninstall-gnome-extension:
 	rmdir "$(DESTDIR)$(gnomeextensiondir)" 2>/dev/null || true
 
 ## Runs the shell test twice: on the extension built from source, then on a copy staged by
-## install-gnome-extension (what `make install` and the .deb put in place). About 20 s.
+## install-gnome-extension (what `make install` and the .deb put in place). About half a minute.
 test-gnome: deps gnome-deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --product netactivityd
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --product netactivity
