@@ -78,7 +78,7 @@ run: deps release
 
 ## Every test pass, in order. Later passes (sanitizers, ...) are added to this list, each as
 ## its own target below with its own --scratch-path so the builds do not overwrite each other.
-TEST_PASSES := test-debug test-asan test-tsan test-deb
+TEST_PASSES := test-debug test-gnome test-asan test-tsan test-deb
 
 test: $(TEST_PASSES)
 
@@ -169,6 +169,7 @@ install: $(if $(NETACTIVITYD),,release)
 	install -m 0644 completions/netactivity.bash "$(DESTDIR)$(bashcompletiondir)/netactivity"
 	install -m 0644 completions/_netactivity "$(DESTDIR)$(zshcompletiondir)/_netactivity"
 	install -m 0644 completions/netactivity.fish "$(DESTDIR)$(fishcompletiondir)/netactivity.fish"
+	$(MAKE) --no-print-directory install-gnome-extension
 	@echo "installed netactivityd in $(DESTDIR)$(PREFIX); D-Bus activation starts it on first use"
 
 uninstall:
@@ -183,6 +184,7 @@ uninstall:
 		"$(DESTDIR)$(bashcompletiondir)/netactivity" "$(DESTDIR)$(zshcompletiondir)/_netactivity" \
 		"$(DESTDIR)$(fishcompletiondir)/netactivity.fish"
 	rmdir "$(DESTDIR)$(datadir)/netactivity" 2>/dev/null || true
+	$(MAKE) --no-print-directory uninstall-gnome-extension
 
 ## The tray's and the bridge's XDG autostart entries for the current user; run after
 ## `make install` (same PREFIX).
@@ -262,6 +264,8 @@ deb: release-static
 ## would wait for SwiftPM's lock forever (see NETACTIVITYD above).
 test-deb: deb
 	scripts/check-deb.sh $$(scripts/build-deb.sh --name $(RELEASE_STATIC_SCRATCH)/release)
+
+include gnome-extension/extension.mk
 
 clean:
 	rm -rf .build

@@ -2,7 +2,8 @@
 # Builds the Debian package netactivity_VERSION_ARCH.deb from release binaries built with
 # -static-stdlib (`make deb` builds them first). The files are staged with `make install
 # PREFIX=/usr` under .build/deb/debian/netactivity (where dpkg-shlibdeps expects a package's
-# files), then the Debian parts are added: gzipped man pages,
+# files; `make install` includes the GNOME Shell extension, in /usr/share/gnome-shell/extensions),
+# then the Debian parts are added: gzipped man pages,
 # copyright and changelog.Debian.gz (from debian/), the tray's autostart entry in
 # /etc/xdg/autostart, and DEBIAN/control with the shared libraries dpkg-shlibdeps finds.
 #

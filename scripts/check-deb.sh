@@ -50,6 +50,8 @@ for path in \
     ./etc/xdg/autostart/netactivity-tray.desktop \
     ./etc/xdg/autostart/netactivity-bridge.desktop \
     ./usr/lib/systemd/user/netactivity-bridge.service \
+    ./usr/share/gnome-shell/extensions/netactivity@netactivity.github.io/extension.js \
+    ./usr/share/gnome-shell/extensions/netactivity@netactivity.github.io/metadata.json \
     ./usr/share/doc/netactivity/copyright \
     ./usr/share/doc/netactivity/changelog.Debian.gz; do
     [[ $contents == *" $path"$'\n'* || $contents == *" $path" ]] || fail "$path is not in the package"

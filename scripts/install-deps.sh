@@ -2,13 +2,16 @@
 # Installs the Debian packages NetActivity needs to build, run and test: only those missing,
 # and without touching apt at all when nothing is. Works as root, and through sudo otherwise.
 #
-# usage: scripts/install-deps.sh [bench | deb]
+# usage: scripts/install-deps.sh [bench | deb | gnome]
 #
 #   (no mode)  what `make run` and `make test` need (`make deps`)
 #   bench      also what the benchmark needs (`make bench-deps`): dbus-test-tool (Debian's
 #              dbus-tests), the floor it compares netactivityd with, and a C compiler for the C
 #              floor. (valgrind and perf are for profiling by hand; see docs/benchmarks.md.)
 #   deb        also what `make deb` and its check need: lintian and dpkg-shlibdeps (dpkg-dev).
+#   gnome      also what the GNOME Shell extension's test needs (`make test-gnome`): the shell
+#              itself, gjs, PyGObject with GdkPixbuf for the driver and its screenshots, and
+#              glib-compile-resources for the stand-ins of the gjs check.
 #
 # Tested by Tests/RepositoryTests/InstallDepsTests.swift with a fake apt-get, apt-cache and sudo.
 set -euo pipefail
@@ -40,8 +43,16 @@ deb)
     need 'command -v lintian' lintian
     need 'command -v dpkg-shlibdeps' dpkg-dev
     ;;
+gnome)
+    need 'command -v gnome-shell' gnome-shell
+    need 'command -v gjs' gjs
+    need 'command -v dbus-run-session' dbus-daemon dbus
+    need 'command -v glib-compile-resources' libglib2.0-dev-bin
+    need '/usr/bin/python3 -c "import gi"' python3-gi
+    need '/usr/bin/python3 -c "import gi; gi.require_version(\"GdkPixbuf\", \"2.0\")"' gir1.2-gdkpixbuf-2.0
+    ;;
 *)
-    echo "usage: $0 [bench | deb]" >&2
+    echo "usage: $0 [bench | deb | gnome]" >&2
     exit 2
     ;;
 esac

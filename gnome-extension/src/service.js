@@ -1,0 +1,182 @@
+// MARK: - One service, on one bus
+
+// The contract's names (docs/interface.md; the Swift code declares them in
+// NetActivityContract).
+const BUS_NAME = 'io.github.netactivity.NetActivity1';
+const OBJECT_PATH = '/io/github/netactivity/NetActivity1';
+const MAIN_INTERFACE = BUS_NAME;
+const ACTIVITY_INTERFACE = `${BUS_NAME}.Activity`;
+
+/** The contract's type of every property read here: a value of another type is not used. */
+const PROPERTY_TYPES = {
+    Visible: 'b', Count: 'u', Progress: 'd',
+    Id: 'u', Label: 's', Application: 's', ClaimedApplication: 's', Completed: 't', Total: 't',
+    Fraction: 'd', Rate: 'd',
+};
+
+/**
+ * A proxy's cached property `name` as a JS value, or `fallback` while it is unknown or not of
+ * the contract's type (whoever owns the name on the bus may send anything).
+ */
+function cachedValue(proxy, name, fallback) {
+    const variant = proxy?.get_cached_property(name);
+    if (!variant || variant.get_type_string() !== PROPERTY_TYPES[name])
+        return fallback;
+    const value = variant.unpack();
+    return typeof value === 'number' && !Number.isFinite(value) ? fallback : value;
+}
+
+/** Replaces control characters in text from other processes by spaces, as the tray does. */
+function printable(text) {
+    // eslint-disable-next-line no-control-regex
+    return text.replace(/[\u0000-\u001f\u007f]/g, ' ');
+}
+
+/**
+ * Follows `netactivityd` on one bus as `netactivity watch` does: a proxy for the main object
+ * (its cached properties, kept current by PropertiesChanged) and an object manager client
+ * for the activity objects. Both follow the name's owner, so a restarted service is picked
+ * up, and neither starts the service by asking. Every change calls `onChange`.
+ */
+class ServiceSide {
+    /**
+     * @param {string} bus 'session' or 'system'
+     * @param {Ledger} ledger where the signal connections are recorded
+     * @param {function()} onChange called on every change
+     */
+    constructor(bus, ledger, onChange) {
+        this.bus = bus;
+        this._proxy = null;
+        this._manager = null;
+        this._cancellable = new Gio.Cancellable();
+        const busType = bus === 'system' ? Gio.BusType.SYSTEM : Gio.BusType.SESSION;
+
+        Gio.DBusProxy.new_for_bus(busType, Gio.DBusProxyFlags.DO_NOT_AUTO_START, null,
+            BUS_NAME, OBJECT_PATH, MAIN_INTERFACE, this._cancellable, (_source, result) => {
+                let proxy;
+                try {
+                    proxy = Gio.DBusProxy.new_for_bus_finish(result);
+                } catch (error) {
+                    this._report(error);
+                    return;
+                }
+                this._proxy = proxy;
+                ledger.connect(proxy, 'g-properties-changed', () => onChange());
+                ledger.connect(proxy, 'notify::g-name-owner', () => onChange());
+                onChange();
+            });
+
+        const manager = new Gio.DBusObjectManagerClient({
+            bus_type: busType,
+            flags: Gio.DBusObjectManagerClientFlags.DO_NOT_AUTO_START,
+            name: BUS_NAME,
+            object_path: OBJECT_PATH,
+        });
+        manager.init_async(GLib.PRIORITY_DEFAULT, this._cancellable, (_source, result) => {
+            try {
+                manager.init_finish(result);
+            } catch (error) {
+                this._report(error);
+                return;
+            }
+            this._manager = manager;
+            ledger.connect(manager, 'object-added', () => onChange());
+            ledger.connect(manager, 'object-removed', () => onChange());
+            ledger.connect(manager, 'interface-proxy-properties-changed', () => onChange());
+            ledger.connect(manager, 'notify::name-owner', () => onChange());
+            onChange();
+        });
+    }
+
+    /** Whether the service runs now: its name has an owner. */
+    get available() {
+        return this._proxy !== null && this._proxy.g_name_owner !== null;
+    }
+
+    /** The main object's cached property `name`, or `fallback` while unknown. */
+    _property(name, fallback) {
+        return cachedValue(this._proxy, name, fallback);
+    }
+
+    /** The debounced `Visible`: what the top bar follows. */
+    get visible() {
+        return this.available && this._property('Visible', false) === true;
+    }
+
+    /** `Count`: the shared counter plus the live tracked activities. */
+    get count() {
+        return this.available ? this._property('Count', 0) : 0;
+    }
+
+    /** `Progress` from 0 to 1, or null while no activity has a known one. */
+    get progress() {
+        const progress = this.available ? this._property('Progress', -1) : -1;
+        return progress >= 0 ? Math.min(1, progress) : null;
+    }
+
+    /** The live activities, by id, each as the menu needs it. */
+    activities() {
+        if (this._manager === null || this._manager.name_owner === null)
+            return [];
+        const activities = [];
+        for (const object of this._manager.get_objects()) {
+            const proxy = object.get_interface(ACTIVITY_INTERFACE);
+            if (proxy === null)
+                continue;
+            const value = (name, fallback) => cachedValue(proxy, name, fallback);
+            const completed = value('Completed', 0);
+            const total = value('Total', 0);
+            // Version 3 says how far along a fraction-mode activity is; version 2 only bytes.
+            let fraction = value('Fraction', null);
+            if (fraction === null && total > 0)
+                fraction = completed / total;
+            activities.push({
+                bus: this.bus,
+                id: value('Id', 0),
+                label: printable(value('Label', '')),
+                application: printable(value('Application', '')),
+                claimedApplication: printable(value('ClaimedApplication', '')),
+                completed,
+                total,
+                fraction: fraction !== null && fraction >= 0 ? fraction : null,
+                rate: value('Rate', null),
+            });
+        }
+        return activities.sort((a, b) => a.id - b.id);
+    }
+
+    _report(error) {
+        if (!error.matches(Gio.IOErrorEnum, Gio.IOErrorEnum.CANCELLED))
+            console.warn(`NetActivity: no ${this.bus} bus: ${error.message}`);
+    }
+
+    /** Stops following: pending set-ups are cancelled; the ledger holds the connections. */
+    destroy() {
+        this._cancellable.cancel();
+        this._proxy = null;
+        this._manager = null;
+    }
+}
+
+/**
+ * The session's and the system's progress as one, as IndicatorSnapshot.merging does it:
+ * bytes over both when both report a progress and both lists carry totals, else the mean, or
+ * the one that reports. `activitiesOf` gives a side's activities when they are already at hand.
+ */
+function mergedProgress(sides, activitiesOf = side => side.activities()) {
+    const reporting = sides.filter(side => side.progress !== null);
+    if (reporting.length <= 1)
+        return reporting.length ? reporting[0].progress : null;
+    let completed = 0;
+    let total = 0;
+    for (const side of reporting) {
+        const known = activitiesOf(side).filter(activity => activity.total > 0);
+        if (known.length === 0)
+            return reporting.reduce((sum, each) => sum + each.progress, 0) / reporting.length;
+        for (const activity of known) {
+            completed += Math.min(activity.completed, activity.total);
+            total += activity.total;
+        }
+    }
+    return Math.min(1, completed / total);
+}
