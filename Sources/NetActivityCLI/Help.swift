@@ -9,6 +9,8 @@ enum Help {
         case "run": run
         case "watch": watch
         case "tray": tray
+        case "version": version
+        case "help": help
         default: main
         }
     }
@@ -118,5 +120,19 @@ enum Help {
                               (default: network-transmit-receive)
           --idle-icon NAME    themed icon while idle (default: network-idle)
           --no-progress-ring  keep the themed icon while the progress is known
+        """
+
+    static let version = """
+        Usage: netactivity version
+
+        Prints the version of this netactivity (the same as `netactivity --version`). The
+        service's own version is its Version property.
+        """
+
+    static let help = """
+        Usage: netactivity help [COMMAND]
+
+        Shows the help for COMMAND (status, push, pop, run, watch, tray, version, help), or the
+        overview without one. `netactivity COMMAND --help` shows the same.
         """
 }

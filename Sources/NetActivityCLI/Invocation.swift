@@ -171,7 +171,7 @@ public struct Invocation: Equatable, Sendable {
     /// Subcommand options that take a value as the next argument.
     static let optionsWithValues: Set<String> = ["--label", "-l", "--format", "-f", "--icon", "--idle-icon"]
 
-    static let commands: Set<String> = ["status", "push", "pop", "run", "watch", "tray", "help"]
+    static let commands: Set<String> = ["status", "push", "pop", "run", "watch", "tray", "version", "help"]
 
     private static func splitInline(_ argument: String) -> (String, String?) {
         guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }

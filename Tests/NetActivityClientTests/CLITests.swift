@@ -164,13 +164,23 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
 
     // MARK: - Help
 
-    @Test(arguments: ["status", "push", "pop", "run", "watch"])
-    func everySubcommandHasHelp(_ command: String) throws {
-        for arguments in [[command, "--help"], [command, "-h"], ["help", command]] {
-            let result = try netactivity(arguments)
-            #expect(result.exitStatus == 0, "\(arguments): \(result)")
-            #expect(result.stdout.hasPrefix("Usage: netactivity \(command)"), "\(arguments): \(result)")
-            #expect(result.stderr.isEmpty)
+    /// Every command the main help lists, so a new one is checked as soon as it is listed.
+    @Test func everySubcommandHasHelp() throws {
+        let main = try netactivity(["--help"])
+        let section = main.stdout.components(separatedBy: "Commands:\n").dropFirst().first?
+            .components(separatedBy: "\n\n").first ?? ""
+        let commands = section.split(separator: "\n").compactMap { line in
+            line.hasPrefix("  ") && !line.hasPrefix("   ") ? line.split(separator: " ").first.map(String.init) : nil
+        }
+        #expect(Set(commands).isSuperset(of: ["status", "push", "pop", "run", "watch", "tray", "help", "version"]),
+                "the main help lists \(commands)")
+        for command in commands {
+            for arguments in [[command, "--help"], [command, "-h"], ["help", command]] {
+                let result = try netactivity(arguments)
+                #expect(result.exitStatus == 0, "\(arguments): \(result)")
+                #expect(result.stdout.hasPrefix("Usage: netactivity \(command)"), "\(arguments): \(result)")
+                #expect(result.stderr.isEmpty, "\(arguments): \(result)")
+            }
         }
     }
 
