@@ -84,7 +84,8 @@ enum Help {
         SIGINT and SIGTERM are passed on to CMD. Exits with CMD's status, or 128+N when CMD died of
         signal N. If netactivity itself is killed, the service ends the activity on its own.
 
-          -l, --label TEXT    the activity's label
+          -l, --label TEXT    the activity's label; one longer than the service's 256 bytes
+                              is cut to fit, with a warning, and CMD still runs
         """
 
     static let watch = """

@@ -125,9 +125,6 @@ public struct Invocation: Equatable, Sendable {
                 do { label = try take(flag, from: &rest, inline: inline) } catch { throw usage("run: \(error.description)") }
             }
             guard !rest.isEmpty else { throw usage("run: missing command to run (netactivity run [--label TEXT] -- CMD [ARGS...])") }
-            if let label, label.utf8.count > maximumLabelBytes {
-                throw usage("run: the label is \(label.utf8.count) bytes; at most \(maximumLabelBytes) are allowed")
-            }
             command = .run(label: label, command: Array(rest))
         case "watch":
             var format = WatchFormat.plain

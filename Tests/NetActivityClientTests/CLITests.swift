@@ -216,7 +216,6 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
         ["run", "--label"],
         ["run", "--label", "x"],
         ["run", "--frob", "--", "true"],
-        ["run", "--label", String(repeating: "x", count: 257), "--", "true"],
         ["--address"],
         ["--address", "", "status"],
         ["--system", "--address", "unix:path=/x", "status"],
