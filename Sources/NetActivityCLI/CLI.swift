@@ -82,11 +82,20 @@ public enum CLI {
         return 0
     }
 
+    /// The activity objects (with their attribution), then the main object, in the order the
+    /// client library reads them; a service without activity objects lists its `Activities`.
     private static func snapshot(on bus: Bus) throws(BusError) -> IndicatorSnapshot {
-        let reply = try callService(on: bus, "GetAll", [.string(NetActivityBus.interface.rawValue)], interface: .properties)
-        var state = IndicatorSnapshot()
-        state.apply(reply.first?.stringKeyedEntries ?? [:])
-        return state
+        let connection = try Connection(bus.busAddress)
+        let objects: Value?
+        do {
+            objects = try call(connection, "GetManagedObjects", [], interface: .objectManager).first
+        } catch where meansAbsent(error) || error.name == .noReply || error.name == .timeout {
+            throw error
+        } catch {
+            objects = nil
+        }
+        let main = try call(connection, "GetAll", [.string(NetActivityBus.interface.rawValue)], interface: .properties)
+        return IndicatorSnapshot(managedObjects: objects, main: main.first?.stringKeyedEntries ?? [:])
     }
 
     /// Errors that say the bus or the service is not there at all, rather than that it failed.
@@ -107,7 +116,12 @@ public enum CLI {
     private static func callService(
         on bus: Bus, _ member: MemberName, _ arguments: [Value], interface: InterfaceName
     ) throws(BusError) -> [Value] {
-        let connection = try Connection(bus.busAddress)
+        try call(try Connection(bus.busAddress), member, arguments, interface: interface)
+    }
+
+    private static func call(
+        _ connection: Connection, _ member: MemberName, _ arguments: [Value], interface: InterfaceName
+    ) throws(BusError) -> [Value] {
         let message = try Message.methodCall(
             destination: NetActivityBus.name, path: NetActivityBus.path, interface: interface, member: member,
             arguments: arguments)

@@ -68,9 +68,12 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
             "Activities:",
         ])
         let activityLine = try #require(output.dropFirst(5).first)
-        #expect(activityLine.hasPrefix("  #\(id) Mirror ISO"), "\(activityLine)")
+        // Attributed as `watch` shows it: the application, then the owner and its process.
+        let application = try #require(try attribution(of: id, on: service).application)
+        #expect(!application.isEmpty)
+        #expect(activityLine.hasPrefix("  #\(id) \(application) — Mirror ISO"), "\(activityLine)")
         #expect(activityLine.contains("1.0 KiB of 4.0 KiB (25%)"), "\(activityLine)")
-        #expect(activityLine.contains("by \(probe.uniqueName)"), "\(activityLine)")
+        #expect(activityLine.contains("by \(probe.uniqueName) (pid \(getpid()))"), "\(activityLine)")
         #expect(output.count == 6)
     }
 
@@ -111,6 +114,23 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
         #expect((activity["total"] as? NSNumber)?.intValue == 4)
         let started = try #require((activity["started"] as? NSNumber)?.doubleValue)
         #expect(abs(started / 1e6 - Date().timeIntervalSince1970) < 60, "started is µs since the epoch")
+        // Attribution, as the service has it and `watch --format json` shows it.
+        #expect((activity["process_id"] as? NSNumber)?.int32Value == getpid(), "\(activity)")
+        #expect((activity["user_id"] as? NSNumber)?.uint32Value == getuid(), "\(activity)")
+        let application = try attribution(of: id, on: service).application
+        #expect(application?.isEmpty == false)
+        #expect(activity["application"] as? String == application, "\(activity)")
+    }
+
+    /// What `watch --format json` says of activity `id`: its application, as the service has it.
+    private func attribution(of id: UInt32, on service: ServiceDaemon) throws -> (application: String?, line: String) {
+        let watcher = try service.startNetactivity(["watch", "--format", "json"])
+        defer { watcher.send(signal: SIGTERM); _ = try? watcher.waitForExit(timeout: .seconds(10)) }
+        let line = try #require(try watcher.readLine(timeout: .seconds(10)), "watch printed a state")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let activities = object["activities"] as? [[String: Any]] ?? []
+        let activity = activities.first { ($0["id"] as? NSNumber)?.uint32Value == id }
+        return (activity?["application"] as? String, line)
     }
 
     // MARK: - push and pop
