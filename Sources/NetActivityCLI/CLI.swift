@@ -48,8 +48,26 @@ public enum CLI {
         do {
             return try Tray(options: options).run()
         } catch {
-            Output.error("tray: \(error.message)")
+            Output.error("tray: " + (error.message.contains(BusAddress.noSessionBusMessage) ? noSessionBus : error.message))
             return 1
+        }
+    }
+
+    // MARK: - Problems
+
+    /// No session bus at all, in the command line's words: the variable to set, or the option
+    /// that names a bus instead.
+    static let noSessionBus =
+        "there is no session bus: DBUS_SESSION_BUS_ADDRESS is not set (nor is there $XDG_RUNTIME_DIR/bus); "
+        + "set it, or name a bus with --address ADDR"
+
+    /// The problems handler of the clients `run` and `watch` start: the library's default, with
+    /// no session bus said as `noSessionBus`.
+    static let problems: @Sendable (String) -> Void = { message in
+        if message.contains(BusAddress.noSessionBusMessage) {
+            Output.error(noSessionBus)
+        } else {
+            NetActivityClient.logToStandardError(message)
         }
     }
 
@@ -130,7 +148,8 @@ public enum CLI {
 
     /// One clear line for a failed call: what the service said, or why it could not be asked.
     static func describe(_ error: BusError, on bus: Bus) -> String {
-        switch error.name {
+        if error.message == BusAddress.noSessionBusMessage { return noSessionBus }
+        return switch error.name {
         case .serviceUnknown, .nameHasNoOwner:
             "the network activity service (\(NetActivityBus.name)) is not running on \(bus.busAddress) and cannot be started"
         case .noServer, .badAddress, .fileNotFound, .disconnected:
@@ -141,8 +160,4 @@ public enum CLI {
             error.message.isEmpty ? error.name.rawValue : "\(error.message) (\(error.name))"
         }
     }
-}
-
-extension ErrorName {
-    static let fileNotFound: ErrorName = "org.freedesktop.DBus.Error.FileNotFound"
 }

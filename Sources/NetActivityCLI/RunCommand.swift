@@ -26,7 +26,7 @@ struct RunCommand {
         // Before any thread of ours exists: a signal from now on is passed on to the command
         // (or, if it comes before the command starts, delivered to it as soon as it does).
         Self.installForwarding()
-        let client = NetActivityClient(bus: bus)
+        let client = NetActivityClient(bus: bus, problems: CLI.problems)
         let activity = client.begin(effectiveLabel)
         // The activity is registered (or the service found missing) before the command starts.
         await client.flush()

@@ -19,7 +19,7 @@ struct WatchCommand {
         // Problems (service gone) show as idle lines, or as the other side's state alone;
         // stderr gets one line per outage.
         var last: String?
-        let following = services.observe(on: loop) { state in
+        let following = services.observe(on: loop, problems: CLI.problems) { state in
             let line = render(state)
             guard line != last else { return }
             last = line

@@ -1,4 +1,7 @@
 internal import CDBus
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// libdbus's `DBusConnection*`, seen without a reference of its own; `Connection` owns the one
 /// reference and releases it. Every libdbus function on connections is called here.
@@ -16,9 +19,18 @@ struct RawConnection {
         let opened: OpaquePointer?
         switch bus {
         case .session:
-            opened = try withDBusError { dbus_bus_get_private(DBUS_BUS_SESSION, $0) }
+            do {
+                opened = try withDBusError { dbus_bus_get_private(DBUS_BUS_SESSION, $0) }
+            } catch where (getenv("DBUS_SESSION_BUS_ADDRESS").map { $0.pointee == 0 } ?? true) {
+                // Without the variable libdbus tried $XDG_RUNTIME_DIR/bus, then X11 autolaunch.
+                throw BusError(.noServer, BusAddress.noSessionBusMessage)
+            }
         case .system:
-            opened = try withDBusError { dbus_bus_get_private(DBUS_BUS_SYSTEM, $0) }
+            do {
+                opened = try withDBusError { dbus_bus_get_private(DBUS_BUS_SYSTEM, $0) }
+            } catch where error.name == .fileNotFound {
+                throw BusError(.fileNotFound, "\(BusAddress.noSystemBusMessage) (\(error.message))")
+            }
         case .address(let address):
             guard !address.utf8.contains(0) else { throw BusError(.badAddress, "bus address contains NUL") }
             opened = try withDBusError { dbus_connection_open_private(address, $0) }
