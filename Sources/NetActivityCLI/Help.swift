@@ -95,6 +95,7 @@ enum Help {
         pipe). Follows the session's and the system's service as one indicator (--session-only:
         the session's alone); JSON marks each activity with "bus". Keeps going while either
         service or bus restarts, is missing or goes away; prints an idle state while both are gone.
+        Exits with status 0 as soon as its reader closes the pipe, even while nothing changes.
 
           -f, --format plain    a short line for people (default)
           -f, --format json     one JSON state object per line

@@ -26,6 +26,9 @@ struct WatchCommand {
             // The panel closed the pipe: nothing left to do.
             if !Output.write(line + "\n", to: 1) { loop.stop() }
         }
+        // The panel went away while nothing changed: leave now, not at the next line's EPIPE,
+        // which on an idle desktop may never come.
+        loop.onHangUp(of: 1) { loop.stop() }
         loop.run()
         following.cancel()
         return 0
