@@ -113,7 +113,8 @@ enum Help {
         While the overall progress is known, the icon is drawn: a ring filled to the percent.
         Its tooltip lists the live activities with their progress, the system service's as
         "system: …" (--session-only leaves them out). It registers with the
-        StatusNotifierWatcher again whenever the panel restarts, waits while no tray is running,
+        StatusNotifierWatcher again whenever the panel restarts, asks again after a pause (growing
+        to a minute) while the watcher refuses or does not answer, waits while no tray is running,
         and follows both services through restarts. The item lives on the session bus (or the
         one --address names), where the panel is, also with --system. SIGINT and SIGTERM end it
         with status 0.

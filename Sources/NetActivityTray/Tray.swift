@@ -71,7 +71,7 @@ public final class Tray: @unchecked Sendable {
         let server = ObjectServer(connection: connection)
         item = StatusNotifierItem(
             server: server, options: options, initial: TrayAppearance(IndicatorSnapshot(), options: options))
-        let registration = WatcherRegistration(connection: connection, itemName: itemName, problems: Self.report)
+        let registration = WatcherRegistration(connection: connection, loop: loop, itemName: itemName, problems: Self.report)
         self.registration = registration
         connection.addFilter(for: .signal) { [unowned self] message in handleSignal(message) }
         loop.attach(connection)

@@ -91,8 +91,8 @@ final class TrayOnBus: @unchecked Sendable {
     }
 
     /// A test watcher on this bus.
-    func startWatcher(replacing: Bool = false) throws -> TestWatcher {
-        try TestWatcher(address: address, replacing: replacing)
+    func startWatcher(replacing: Bool = false, refusing: Int = 0) throws -> TestWatcher {
+        try TestWatcher(address: address, replacing: replacing, refusing: refusing)
     }
 }
 
