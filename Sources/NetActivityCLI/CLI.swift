@@ -107,7 +107,7 @@ public enum CLI {
         let objects: Value?
         do {
             objects = try call(connection, "GetManagedObjects", [], interface: .objectManager).first
-        } catch where meansAbsent(error) || error.name == .noReply || error.name == .timeout {
+        } catch where meansAbsent(error) || [.noReply, .timeout, .disconnected].contains(error.name) {
             throw error
         } catch {
             objects = nil
