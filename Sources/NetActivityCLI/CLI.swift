@@ -46,9 +46,16 @@ public enum CLI {
 
     static func tray(_ options: TrayOptions) -> Int32 {
         do {
-            return try Tray(options: options).run()
+            let problems: @Sendable (String) -> Void = { message in
+                if message.contains(BusAddress.noSessionBusMessage) {
+                    Output.error("tray: " + noSessionBus)
+                } else {
+                    Tray.report(message)
+                }
+            }
+            return try Tray(options: options, problems: problems).run()
         } catch {
-            Output.error("tray: " + (error.message.contains(BusAddress.noSessionBusMessage) ? noSessionBus : error.message))
+            Output.error("tray: \(error.message)")
             return 1
         }
     }

@@ -17,7 +17,7 @@ import Glibc
         ["XDG_RUNTIME_DIR": runtime, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(runtime)/no-system-bus-socket"]
     }
 
-    @Test(arguments: [["status"], ["status", "--json"], ["push"], ["pop"], ["watch"]])
+    @Test(arguments: [["status"], ["status", "--json"], ["push"], ["pop"], ["tray"], ["watch"]])
     func noSessionBusIsOneLineNamingTheVariableAndTheOption(_ arguments: [String]) throws {
         let runtime = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: runtime) }
