@@ -21,8 +21,7 @@ struct RawConnection {
         case .session:
             do {
                 opened = try withDBusError { dbus_bus_get_private(DBUS_BUS_SESSION, $0) }
-            } catch where (getenv("DBUS_SESSION_BUS_ADDRESS").map { $0.pointee == 0 } ?? true) {
-                // Without the variable libdbus tried $XDG_RUNTIME_DIR/bus, then X11 autolaunch.
+            } catch where Self.noSessionBusConfigured {
                 throw BusError(.noServer, BusAddress.noSessionBusMessage)
             }
         case .system:
@@ -47,6 +46,19 @@ struct RawConnection {
         // The default for bus connections is _exit(1) when the bus goes away; callers decide.
         dbus_connection_set_exit_on_disconnect(opened, 0)
         return RawConnection(pointer: opened)
+    }
+
+    /// Whether nothing names a session bus: no `DBUS_SESSION_BUS_ADDRESS` and no
+    /// `$XDG_RUNTIME_DIR/bus`, the two places libdbus looks before it tries X11 autolaunch.
+    private static var noSessionBusConfigured: Bool {
+        func variable(_ name: String) -> String? {
+            guard let value = getenv(name), value.pointee != 0 else { return nil }
+            return String(cString: value)
+        }
+        guard variable("DBUS_SESSION_BUS_ADDRESS") == nil else { return false }
+        guard let runtime = variable("XDG_RUNTIME_DIR") else { return true }
+        var status = stat()
+        return stat(runtime + "/bus", &status) != 0
     }
 
     /// Closes the connection and gives back the caller's reference.
