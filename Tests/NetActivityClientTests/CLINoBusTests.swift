@@ -37,6 +37,16 @@ import Glibc
         Self.expectTheHint(result.stderr)
     }
 
+    /// libdbus takes `$XDG_RUNTIME_DIR/bus` only as a socket: a plain file there is no bus either.
+    @Test func aFileThatIsNoSocketIsNoSessionBus() throws {
+        let runtime = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: runtime) }
+        try "".write(toFile: runtime + "/bus", atomically: true, encoding: .utf8)
+        let result = try run(try builtProduct("netactivity"), ["status"], environment: Self.noBuses(runtime))
+        expectOneLineFailure(result, status: 1)
+        Self.expectTheHint(result.stderr)
+    }
+
     @Test func runWithoutASessionBusStillRunsTheCommandAndSaysHowToNameOne() throws {
         let runtime = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: runtime) }

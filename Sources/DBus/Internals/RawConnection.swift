@@ -48,7 +48,7 @@ struct RawConnection {
         return RawConnection(pointer: opened)
     }
 
-    /// Whether nothing names a session bus: no `DBUS_SESSION_BUS_ADDRESS` and no
+    /// Whether nothing names a session bus: no `DBUS_SESSION_BUS_ADDRESS` and no socket at
     /// `$XDG_RUNTIME_DIR/bus`, the two places libdbus looks before it tries X11 autolaunch.
     private static var noSessionBusConfigured: Bool {
         func variable(_ name: String) -> String? {
@@ -57,8 +57,9 @@ struct RawConnection {
         }
         guard variable("DBUS_SESSION_BUS_ADDRESS") == nil else { return false }
         guard let runtime = variable("XDG_RUNTIME_DIR") else { return true }
+        // libdbus takes it only as a socket; a socket that refuses keeps libdbus's own reason.
         var status = stat()
-        return stat(runtime + "/bus", &status) != 0
+        return stat(runtime + "/bus", &status) != 0 || status.st_mode & S_IFMT != S_IFSOCK
     }
 
     /// Closes the connection and gives back the caller's reference.
