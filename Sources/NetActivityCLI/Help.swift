@@ -54,10 +54,10 @@ enum Help {
         Usage: netactivity status [--json]
 
         Shows whether the network is in use: Active, Visible (the debounced state a panel shows),
-        Count, overall Progress, and every tracked activity with its owner and progress. The
-        session's and the system's service are read once each and shown as one indicator
-        (Count summed, system activities titled "system: "); --session-only leaves out the
-        system. Fails only when neither service can be read.
+        Count, overall Progress, and every tracked activity with its application, owner, process
+        and progress. The session's and the system's service are read once each and shown as one
+        indicator (Count summed, system activities titled "system: "); --session-only leaves out
+        the system. Fails only when neither service can be read.
 
           --json    print one JSON object (stable keys: active, visible, count, progress,
                     activities, service) instead of text
