@@ -1,6 +1,7 @@
 # NetActivity: build, test, run and install netactivityd and netactivity.
 #
-#   make run                     install what is missing, build release, run on the session bus
+#   make run                     install what is missing, build the service and run it on the session
+#                                bus, then build the command line while it runs
 #   make test                    install what is missing, build and run every test suite
 #   make install [PREFIX=...]    binaries, D-Bus activation file, systemd user unit, interface XML,
 #                                man pages, shell completions, the tray's autostart entry
@@ -39,11 +40,16 @@ SWIFT_BUILD_FLAGS ?=
 SWIFT_TEST_FLAGS ?= --no-parallel
 ARGS ?=
 BUS_NAME := io.github.netactivity.NetActivity1
-# netactivityd links the Swift runtime statically: about 7.7 MiB idle instead of 10.5 (docs/benchmarks.md)
-# and it runs without the toolchain installed.
+# Both programs link the Swift runtime statically: netactivityd idles in less memory
+# (docs/benchmarks.md), and neither needs the toolchain at run time, so an installed CLI (and the
+# tray it autostarts) keeps working when the toolchain moves or is upgraded. One scratch path:
+# the second product reuses the first one's modules.
 RELEASE_STATIC_SCRATCH := .build/static
 RELEASE_BINARY := $(RELEASE_STATIC_SCRATCH)/release/netactivityd
-RELEASE_CLI := .build/release/netactivity
+RELEASE_CLI := $(RELEASE_STATIC_SCRATCH)/release/netactivity
+RELEASE_BUILD = $(SWIFT) build -c release -Xswiftc -static-stdlib $(SWIFT_BUILD_FLAGS) --scratch-path $(RELEASE_STATIC_SCRATCH)
+# What `make install` and the .deb do to both binaries: symbols and notes off, as Debian ships them.
+STRIP := strip --strip-unneeded --remove-section=.comment --remove-section=.note
 
 # The binary `install` copies. Empty: build release and install that. Set it to install an
 # existing binary without building; a test running under `swift test` must do so, because
@@ -54,7 +60,7 @@ NETACTIVITYD ?=
 NETACTIVITY ?= $(if $(NETACTIVITYD),$(dir $(NETACTIVITYD))netactivity,$(RELEASE_CLI))
 
 .PHONY: all deps build release run test test-debug install uninstall install-autostart uninstall-autostart clean bench bench-deps \
-	deb deb-deps release-static test-deb
+	deb deb-deps test-deb-deps release-static test-deb
 
 all: build
 
@@ -65,14 +71,18 @@ deps:
 build: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
 
+## The service first, so that `make run` can start it before the command line is built.
 release: deps
-	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product netactivity
-	$(SWIFT) build -c release -Xswiftc -static-stdlib $(SWIFT_BUILD_FLAGS) \
-		--scratch-path $(RELEASE_STATIC_SCRATCH) --product netactivityd
+	$(RELEASE_BUILD) --product netactivityd
+	$(RELEASE_BUILD) --product netactivity
 
 ## Runs netactivityd in the foreground; starts a private bus when there is no session bus.
-run: deps release
-	scripts/run-service.sh $(RELEASE_BINARY) $(ARGS)
+## Builds the service alone first; the command line is built once the service owns its name,
+## in the background (scripts/run-service.sh --then), so the first `make run` answers sooner.
+run: deps
+	$(RELEASE_BUILD) --product netactivityd
+	scripts/run-service.sh --then '$(RELEASE_BUILD) --product netactivity' --then-built $(RELEASE_CLI) \
+		$(RELEASE_BINARY) $(ARGS)
 
 # MARK: - Tests
 
@@ -153,6 +163,8 @@ install: $(if $(NETACTIVITYD),,release)
 		"$(DESTDIR)$(zshcompletiondir)" "$(DESTDIR)$(fishcompletiondir)"
 	install -m 0755 "$(or $(NETACTIVITYD),$(RELEASE_BINARY))" "$(DESTDIR)$(bindir)/netactivityd"
 	if [ -x "$(NETACTIVITY)" ]; then install -m 0755 "$(NETACTIVITY)" "$(DESTDIR)$(bindir)/netactivity"; fi
+	$(STRIP) "$(DESTDIR)$(bindir)/netactivityd"
+	if [ -e "$(DESTDIR)$(bindir)/netactivity" ]; then $(STRIP) "$(DESTDIR)$(bindir)/netactivity"; fi
 	sed -e 's|@bindir@|$(bindir)|g' -e 's|@datadir@|$(datadir)|g' \
 		dbus/$(BUS_NAME).service.in > "$(DESTDIR)$(dbusservicedir)/$(BUS_NAME).service"
 	sed -e 's|@bindir@|$(bindir)|g' -e 's|@datadir@|$(datadir)|g' \
@@ -221,6 +233,7 @@ install-system: $(if $(NETACTIVITYD),,release)
 	install -d "$(DESTDIR)$(system_bindir)" "$(DESTDIR)$(SYSTEM_POLICY_DIR)" "$(DESTDIR)$(dbussystemservicedir)" \
 		"$(DESTDIR)$(systemdsystemunitdir)" "$(DESTDIR)$(system_datadir)/dbus-1/interfaces"
 	install -m 0755 "$(or $(NETACTIVITYD),$(RELEASE_BINARY))" "$(DESTDIR)$(system_bindir)/netactivityd"
+	$(STRIP) "$(DESTDIR)$(system_bindir)/netactivityd"
 	install -m 0644 dbus/$(BUS_NAME).conf "$(DESTDIR)$(SYSTEM_POLICY_DIR)/$(BUS_NAME).conf"
 	sed -e 's|@bindir@|$(system_bindir)|g' -e 's|@datadir@|$(system_datadir)|g' \
 		dbus/$(BUS_NAME).system-service.in > "$(DESTDIR)$(dbussystemservicedir)/$(BUS_NAME).service"
@@ -244,16 +257,18 @@ uninstall-system:
 
 # MARK: - Debian package
 
-## What `make deb` and `make test-deb` need beyond `deps`: lintian and dpkg-dev (dpkg-shlibdeps).
+## What `make deb` needs beyond `deps`: dpkg-shlibdeps (dpkg-dev); dpkg-deb comes with dpkg.
 deb-deps:
 	@scripts/install-deps.sh deb
 
-## Both programs with the Swift runtime linked statically, in one scratch path.
+## What `make test-deb` needs beyond that: lintian, which only the check uses.
+test-deb-deps:
+	@scripts/install-deps.sh test-deb
+
+## Both programs with the Swift runtime linked statically, in one scratch path (as `release`).
 release-static: deps deb-deps
-	$(SWIFT) build -c release -Xswiftc -static-stdlib $(SWIFT_BUILD_FLAGS) \
-		--scratch-path $(RELEASE_STATIC_SCRATCH) --product netactivityd
-	$(SWIFT) build -c release -Xswiftc -static-stdlib $(SWIFT_BUILD_FLAGS) \
-		--scratch-path $(RELEASE_STATIC_SCRATCH) --product netactivity
+	$(RELEASE_BUILD) --product netactivityd
+	$(RELEASE_BUILD) --product netactivity
 
 ## netactivity_VERSION_ARCH.deb in this directory, staged by `make install` under .build/deb.
 deb: release-static
@@ -262,7 +277,7 @@ deb: release-static
 ## Builds the package and checks it: dpkg-deb --info/--contents, lintian, and the unpacked
 ## netactivityd --version. A make target, not a Swift test: `swift build` inside `swift test`
 ## would wait for SwiftPM's lock forever (see NETACTIVITYD above).
-test-deb: deb
+test-deb: test-deb-deps deb
 	scripts/check-deb.sh $$(scripts/build-deb.sh --name $(RELEASE_STATIC_SCRATCH)/release)
 
 include gnome-extension/extension.mk

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Debian package netactivity_VERSION_ARCH.deb from release binaries built with
 # -static-stdlib (`make deb` builds them first). The files are staged with `make install
-# PREFIX=/usr` under .build/deb/debian/netactivity (where dpkg-shlibdeps expects a package's
-# files; `make install` includes the GNOME Shell extension, in /usr/share/gnome-shell/extensions),
-# then the Debian parts are added: gzipped man pages,
+# PREFIX=/usr` (which strips the binaries) under .build/deb/debian/netactivity (where
+# dpkg-shlibdeps expects a package's files; `make install` includes the GNOME Shell extension, in
+# /usr/share/gnome-shell/extensions), then the Debian parts are added: gzipped man pages,
 # copyright and changelog.Debian.gz (from debian/), the tray's autostart entry in
 # /etc/xdg/autostart, and DEBIAN/control with the shared libraries dpkg-shlibdeps finds.
 #
@@ -52,8 +52,6 @@ mkdir -p "$stage/DEBIAN"
 make --no-print-directory install DESTDIR="$PWD/$stage" PREFIX=/usr systemduserunitdir=/usr/lib/systemd/user \
     NETACTIVITYD="$bin/netactivityd" NETACTIVITY="$bin/netactivity" >/dev/null
 
-strip --strip-unneeded --remove-section=.comment --remove-section=.note "$stage/usr/bin/netactivityd" \
-    "$stage/usr/bin/netactivity"
 gzip -9n "$stage/usr/share/man/man1/netactivity.1" "$stage/usr/share/man/man8/netactivityd.8"
 # Every user's tray and bridge start at login; a user turns one off with Hidden=true in
 # ~/.config/autostart.

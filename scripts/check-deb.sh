@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Checks a package `make deb` built: its control fields, that every file is in its place,
-# lintian (no errors), and that it installs into a scratch root (dpkg --root, with its own
-# empty package database), where netactivityd and netactivity run and print the package's
-# version and `man` finds the pages, and that removing and purging it leave nothing behind.
+# Checks a package `make deb` built: its control fields, that every file is in its place, the
+# licence in its copyright file, lintian (no errors), and that it installs into a scratch root
+# (dpkg --root, with its own empty package database), where netactivityd and netactivity run
+# and print the package's version and `man` finds the pages, and that removing and purging it
+# leave nothing behind.
 # Used by `make test-deb`, part of `make test`.
 #
 # usage: scripts/check-deb.sh netactivity_VERSION_ARCH.deb
@@ -57,6 +58,11 @@ for path in \
     [[ $contents == *" $path"$'\n'* || $contents == *" $path" ]] || fail "$path is not in the package"
 done
 [[ $contents != *" ./usr/local"* && $contents != *" ./home"* ]] || fail "files outside /usr and /etc"
+# The licence, in Debian's machine-readable copyright format (DEP-5; Expat is its name for MIT).
+copyright=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/netactivity/copyright)
+[[ $(sed -n 1p <<<"$copyright") == "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/" ]] \
+    || fail "the copyright file is not in the machine-readable format"
+[[ $copyright == *$'\nLicense: Expat\n'* ]] || fail "the copyright file does not name the licence (Expat, the MIT licence)"
 
 # MARK: - lintian
 if ! lintian_output=$(lintian --fail-on error "$deb" 2>&1); then

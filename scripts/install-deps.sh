@@ -2,13 +2,15 @@
 # Installs the Debian packages NetActivity needs to build, run and test: only those missing,
 # and without touching apt at all when nothing is. Works as root, and through sudo otherwise.
 #
-# usage: scripts/install-deps.sh [bench | deb | gnome]
+# usage: scripts/install-deps.sh [bench | deb | test-deb | gnome]
 #
-#   (no mode)  what `make run` and `make test` need (`make deps`)
+#   (no mode)  what `make run`, `make install` and `make test` need (`make deps`)
 #   bench      also what the benchmark needs (`make bench-deps`): dbus-test-tool (Debian's
 #              dbus-tests), the floor it compares netactivityd with, and a C compiler for the C
 #              floor. (valgrind and perf are for profiling by hand; see docs/benchmarks.md.)
-#   deb        also what `make deb` and its check need: lintian and dpkg-shlibdeps (dpkg-dev).
+#   deb        also what `make deb` needs: dpkg-shlibdeps (dpkg-dev); dpkg-deb is dpkg's own.
+#   test-deb   also what `make test-deb`'s check needs besides: lintian (about 120 packages,
+#              which is why `make deb` alone does not install it).
 #   gnome      also what the GNOME Shell extension's test needs (`make test-gnome`): the shell
 #              itself, gjs, PyGObject with GdkPixbuf for the driver and its screenshots, and
 #              glib-compile-resources for the stand-ins of the gjs check.
@@ -33,6 +35,7 @@ need 'command -v dbus-send && command -v dbus-monitor' dbus-bin dbus
 need 'command -v busctl' systemd
 need 'command -v gdbus' libglib2.0-bin
 need 'command -v man' man-db
+need 'command -v strip' binutils
 case "${1:-}" in
 "") ;;
 bench)
@@ -40,6 +43,9 @@ bench)
     need 'command -v cc' gcc
     ;;
 deb)
+    need 'command -v dpkg-shlibdeps' dpkg-dev
+    ;;
+test-deb)
     need 'command -v lintian' lintian
     need 'command -v dpkg-shlibdeps' dpkg-dev
     ;;
@@ -52,7 +58,7 @@ gnome)
     need '/usr/bin/python3 -c "import gi; gi.require_version(\"GdkPixbuf\", \"2.0\")"' gir1.2-gdkpixbuf-2.0
     ;;
 *)
-    echo "usage: $0 [bench | deb | gnome]" >&2
+    echo "usage: $0 [bench | deb | test-deb | gnome]" >&2
     exit 2
     ;;
 esac

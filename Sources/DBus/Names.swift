@@ -126,6 +126,7 @@ extension ErrorName {
     public static let timeout = standard("Timeout")
     public static let disconnected = standard("Disconnected")
     public static let noServer = standard("NoServer")
+    public static let fileNotFound = standard("FileNotFound")
     public static let invalidArgs = standard("InvalidArgs")
     public static let invalidSignature = standard("InvalidSignature")
     public static let accessDenied = standard("AccessDenied")

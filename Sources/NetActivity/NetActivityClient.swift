@@ -49,10 +49,19 @@ public final class NetActivityClient: Sendable {
     /// A client for the session bus, created on first use.
     public static let shared = NetActivityClient()
 
-    /// Writes a problem to standard error as one line, `netactivity: …`.
+    /// Writes a problem to standard error as one line, `netactivity: …`, except that there is no
+    /// system bus at all (no socket, as in most containers): that only means nothing runs
+    /// there, and a handler of the app's own still hears it.
     public static let logToStandardError: @Sendable (String) -> Void = { message in
+        guard !meansNoSystemBus(message) else { return }
         var line = "netactivity: \(message)\n"
         line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// Whether a problem says only that there is no system bus at all (its socket does not
+    /// exist), rather than that a system bus or its service failed.
+    public static func meansNoSystemBus(_ message: String) -> Bool {
+        message.contains(BusAddress.noSystemBusMessage)
     }
 
     /// A client for `bus`. Nothing touches the bus until the first call.

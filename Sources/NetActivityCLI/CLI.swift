@@ -61,10 +61,35 @@ public enum CLI {
 
     static func tray(_ options: TrayOptions) -> Int32 {
         do {
-            return try Tray(options: options).run()
+            let problems: @Sendable (String) -> Void = { message in
+                if message.contains(BusAddress.noSessionBusMessage) {
+                    Output.error("tray: " + noSessionBus)
+                } else {
+                    Tray.report(message)
+                }
+            }
+            return try Tray(options: options, problems: problems).run()
         } catch {
             Output.error("tray: \(error.message)")
             return 1
+        }
+    }
+
+    // MARK: - Problems
+
+    /// No session bus at all, in the command line's words: the variable to set, or the option
+    /// that names a bus instead.
+    static let noSessionBus =
+        "there is no session bus: DBUS_SESSION_BUS_ADDRESS is not set (nor is there $XDG_RUNTIME_DIR/bus); "
+        + "set it, or name a bus with --address ADDR"
+
+    /// The problems handler of the clients `run` and `watch` start: the library's default, with
+    /// no session bus said as `noSessionBus`.
+    static let problems: @Sendable (String) -> Void = { message in
+        if message.contains(BusAddress.noSessionBusMessage) {
+            Output.error(noSessionBus)
+        } else {
+            NetActivityClient.logToStandardError(message)
         }
     }
 
@@ -97,11 +122,20 @@ public enum CLI {
         return 0
     }
 
+    /// The activity objects (with their attribution), then the main object, in the order the
+    /// client library reads them; a service without activity objects lists its `Activities`.
     private static func snapshot(on bus: Bus) throws(BusError) -> IndicatorSnapshot {
-        let reply = try callService(on: bus, "GetAll", [.string(NetActivityBus.interface.rawValue)], interface: .properties)
-        var state = IndicatorSnapshot()
-        state.apply(reply.first?.stringKeyedEntries ?? [:])
-        return state
+        let connection = try Connection(bus.busAddress)
+        let objects: Value?
+        do {
+            objects = try call(connection, "GetManagedObjects", [], interface: .objectManager).first
+        } catch where meansAbsent(error) || [.noReply, .timeout, .disconnected].contains(error.name) {
+            throw error
+        } catch {
+            objects = nil
+        }
+        let main = try call(connection, "GetAll", [.string(NetActivityBus.interface.rawValue)], interface: .properties)
+        return IndicatorSnapshot(managedObjects: objects, main: main.first?.stringKeyedEntries ?? [:])
     }
 
     /// Errors that say the bus or the service is not there at all, rather than that it failed.
@@ -122,7 +156,12 @@ public enum CLI {
     private static func callService(
         on bus: Bus, _ member: MemberName, _ arguments: [Value], interface: InterfaceName
     ) throws(BusError) -> [Value] {
-        let connection = try Connection(bus.busAddress)
+        try call(try Connection(bus.busAddress), member, arguments, interface: interface)
+    }
+
+    private static func call(
+        _ connection: Connection, _ member: MemberName, _ arguments: [Value], interface: InterfaceName
+    ) throws(BusError) -> [Value] {
         let message = try Message.methodCall(
             destination: NetActivityBus.name, path: NetActivityBus.path, interface: interface, member: member,
             arguments: arguments)
@@ -131,7 +170,8 @@ public enum CLI {
 
     /// One clear line for a failed call: what the service said, or why it could not be asked.
     static func describe(_ error: BusError, on bus: Bus) -> String {
-        switch error.name {
+        if error.message == BusAddress.noSessionBusMessage { return noSessionBus }
+        return switch error.name {
         case .serviceUnknown, .nameHasNoOwner:
             "the network activity service (\(NetActivityBus.name)) is not running on \(bus.busAddress) and cannot be started"
         case .noServer, .badAddress, .fileNotFound, .disconnected:
@@ -142,8 +182,4 @@ public enum CLI {
             error.message.isEmpty ? error.name.rawValue : "\(error.message) (\(error.name))"
         }
     }
-}
-
-extension ErrorName {
-    static let fileNotFound: ErrorName = "org.freedesktop.DBus.Error.FileNotFound"
 }

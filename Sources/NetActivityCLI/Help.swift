@@ -10,6 +10,8 @@ enum Help {
         case "watch": watch
         case "tray": tray
         case "bridge": bridge
+        case "version": version
+        case "help": help
         default: main
         }
     }
@@ -55,10 +57,10 @@ enum Help {
         Usage: netactivity status [--json]
 
         Shows whether the network is in use: Active, Visible (the debounced state a panel shows),
-        Count, overall Progress, and every tracked activity with its owner and progress. The
-        session's and the system's service are read once each and shown as one indicator
-        (Count summed, system activities titled "system: "); --session-only leaves out the
-        system. Fails only when neither service can be read.
+        Count, overall Progress, and every tracked activity with its application, owner, process
+        and progress. The session's and the system's service are read once each and shown as one
+        indicator (Count summed, system activities titled "system: "); --session-only leaves out
+        the system. Fails only when neither service can be read.
 
           --json    print one JSON object (stable keys: active, visible, count, progress,
                     activities, service) instead of text
@@ -85,7 +87,8 @@ enum Help {
         SIGINT and SIGTERM are passed on to CMD. Exits with CMD's status, or 128+N when CMD died of
         signal N. If netactivity itself is killed, the service ends the activity on its own.
 
-          -l, --label TEXT       the activity's label
+          -l, --label TEXT       the activity's label; one longer than the service's 256
+                                 bytes is cut to fit, with a warning, and CMD still runs
           --kind KIND            what it is for: download, upload, sync, update or other
           --icon NAME            a themed icon name or an absolute path panels show with it
           --application ID       the desktop application id it is for (org.gnome.Software)
@@ -98,6 +101,7 @@ enum Help {
         pipe). Follows the session's and the system's service as one indicator (--session-only:
         the session's alone); JSON marks each activity with "bus". Keeps going while either
         service or bus restarts, is missing or goes away; prints an idle state while both are gone.
+        Exits with status 0 as soon as its reader closes the pipe, even while nothing changes.
 
           -f, --format plain    a short line for people (default)
           -f, --format json     one JSON state object per line
@@ -115,7 +119,8 @@ enum Help {
         While the overall progress is known, the icon is drawn: a ring filled to the percent.
         Its tooltip lists the live activities with their progress, the system service's as
         "system: …" (--session-only leaves them out). It registers with the
-        StatusNotifierWatcher again whenever the panel restarts, waits while no tray is running,
+        StatusNotifierWatcher again whenever the panel restarts, asks again after a pause (growing
+        to a minute) while the watcher refuses or does not answer, waits while no tray is running,
         and follows both services through restarts. The item lives on the session bus (or the
         one --address names), where the panel is, also with --system. SIGINT and SIGTERM end it
         with status 0.
@@ -142,5 +147,19 @@ enum Help {
         cannot start is said once and the others go on. One bridge runs per session
         (io.github.netactivity.Bridge): a second one leaves at once. If the bridge dies, the
         service ends everything it reported.
+        """
+
+    static let version = """
+        Usage: netactivity version
+
+        Prints the version of this netactivity (the same as `netactivity --version`). The
+        service's own version is its Version property.
+        """
+
+    static let help = """
+        Usage: netactivity help [COMMAND]
+
+        Shows the help for COMMAND (status, push, pop, run, watch, tray, bridge, version, help), or the
+        overview without one. `netactivity COMMAND --help` shows the same.
         """
 }

@@ -140,9 +140,6 @@ public struct Invocation: Equatable, Sendable {
                 }
             }
             guard !rest.isEmpty else { throw usage("run: missing command to run (netactivity run [--label TEXT] -- CMD [ARGS...])") }
-            if let label, label.utf8.count > maximumLabelBytes {
-                throw usage("run: the label is \(label.utf8.count) bytes; at most \(maximumLabelBytes) are allowed")
-            }
             command = .run(label: label, hints: hints, command: Array(rest))
         case "watch":
             var format = WatchFormat.plain
@@ -215,7 +212,7 @@ public struct Invocation: Equatable, Sendable {
     /// `run`'s options, each with a value.
     static let runOptions: Set<String> = ["--label", "-l", "--kind", "--icon", "--application"]
 
-    static let commands: Set<String> = ["status", "push", "pop", "run", "watch", "tray", "bridge", "help"]
+    static let commands: Set<String> = ["status", "push", "pop", "run", "watch", "tray", "bridge", "version", "help"]
 
     private static func splitInline(_ argument: String) -> (String, String?) {
         guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }

@@ -10,22 +10,24 @@ struct RunCommand {
     var hints = ActivityHints()
     var command: [String]
 
-    /// The label used when none is given: the command line, cut to what the service accepts.
+    /// The label the activity gets: `--label`'s, or the command line, cut on a character
+    /// boundary to what the service accepts.
     var effectiveLabel: String {
-        if let label { return label }
-        var text = ""
-        for character in command.joined(separator: " ") {
-            guard text.utf8.count + String(character).utf8.count <= Invocation.maximumLabelBytes else { break }
-            text.append(character)
-        }
-        return text
+        NetActivityClient.fitted(label ?? command.joined(separator: " "))
     }
 
     func run() async -> Int32 {
+        // A long label is no reason not to run the command (a backup script would silently not
+        // back up): it is cut, and said so once.
+        if let label, label.utf8.count > Invocation.maximumLabelBytes {
+            Output.error(
+                "run: the label is \(label.utf8.count) bytes, more than the \(Invocation.maximumLabelBytes) the service "
+                    + "accepts; using its first \(effectiveLabel.utf8.count)")
+        }
         // Before any thread of ours exists: a signal from now on is passed on to the command
         // (or, if it comes before the command starts, delivered to it as soon as it does).
         Self.installForwarding()
-        let client = NetActivityClient(bus: bus)
+        let client = NetActivityClient(bus: bus, problems: CLI.problems)
         let activity = client.begin(effectiveLabel, hints: hints)
         // The activity is registered (or the service found missing) before the command starts.
         await client.flush()

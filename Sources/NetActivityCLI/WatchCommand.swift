@@ -19,13 +19,16 @@ struct WatchCommand {
         // Problems (service gone) show as idle lines, or as the other side's state alone;
         // stderr gets one line per outage.
         var last: String?
-        let following = services.observe(on: loop) { state in
+        let following = services.observe(on: loop, problems: CLI.problems) { state in
             let line = render(state)
             guard line != last else { return }
             last = line
             // The panel closed the pipe: nothing left to do.
             if !Output.write(line + "\n", to: 1) { loop.stop() }
         }
+        // The panel went away while nothing changed: leave now, not at the next line's EPIPE,
+        // which on an idle desktop may never come.
+        loop.onHangUp(of: 1) { loop.stop() }
         loop.run()
         following.cancel()
         return 0

@@ -34,7 +34,7 @@ public struct FollowedServices: Equatable, Sendable {
     ///
     /// - Parameter problems: gets one line per problem, as `NetActivityClient` reports them,
     ///   on a client's thread; the system side's lines begin with "system side: ". An absent
-    ///   system bus is one line per outage.
+    ///   system bus is one line per outage, which the default handler leaves out.
     public func observe(
         on loop: EventLoop,
         problems: @escaping @Sendable (String) -> Void = NetActivityClient.logToStandardError,

@@ -13,6 +13,7 @@ import Glibc
 /// touched only on the loop's thread.
 public final class Tray: @unchecked Sendable {
     private let options: TrayOptions
+    private let problems: @Sendable (String) -> Void
     private let loop: EventLoop
     private let itemName: BusName
     private var connection: Connection?
@@ -28,9 +29,12 @@ public final class Tray: @unchecked Sendable {
 
     /// Prepares a tray item; nothing touches the bus until `run()`.
     ///
+    /// - Parameter problems: gets the tray's own problems (start-up, registration, the lost bus)
+    ///   as one line each, on the loop's thread; the default writes `tray: …` to standard error.
     /// - Throws: `BusError` if the event loop cannot be created.
-    public init(options: TrayOptions) throws(BusError) {
+    public init(options: TrayOptions, problems: @escaping @Sendable (String) -> Void = Tray.report) throws(BusError) {
         self.options = options
+        self.problems = problems
         loop = try EventLoop()
         itemName = StatusNotifierNames.itemName(processID: getpid())
     }
@@ -44,7 +48,7 @@ public final class Tray: @unchecked Sendable {
         do throws(StartError) {
             try start()
         } catch {
-            Self.report(error.message)
+            problems(error.message)
             return 1
         }
         // The clients start only once the item is up, so a bad bus is reported once.
@@ -71,7 +75,7 @@ public final class Tray: @unchecked Sendable {
         let server = ObjectServer(connection: connection)
         item = StatusNotifierItem(
             server: server, options: options, initial: TrayAppearance(IndicatorSnapshot(), options: options))
-        let registration = WatcherRegistration(connection: connection, itemName: itemName, problems: Self.report)
+        let registration = WatcherRegistration(connection: connection, loop: loop, itemName: itemName, problems: problems)
         self.registration = registration
         connection.addFilter(for: .signal) { [unowned self] message in handleSignal(message) }
         loop.attach(connection)
@@ -121,13 +125,13 @@ public final class Tray: @unchecked Sendable {
         do {
             try item.show(appearance)
         } catch {
-            Self.report("cannot announce the item's change: \(error.message)")
+            problems("cannot announce the item's change: \(error.message)")
         }
     }
 
     private func handleSignal(_ message: Message) -> Bool {
         if message.isSignal(.local, "Disconnected") {
-            Self.report("lost the connection to \(options.bus.busAddress); exiting")
+            problems("lost the connection to \(options.bus.busAddress); exiting")
             stop(status: 1)
             return true
         }
@@ -147,7 +151,8 @@ public final class Tray: @unchecked Sendable {
         loop.stop()
     }
 
-    private static func report(_ message: String) {
+    /// The default problems handler: `tray: …` on standard error.
+    public static let report: @Sendable (String) -> Void = { message in
         NetActivityClient.logToStandardError("tray: " + message)
     }
 }

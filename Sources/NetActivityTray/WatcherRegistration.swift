@@ -3,21 +3,34 @@ import DBus
 /// Keeps the item registered with whichever process owns `org.kde.StatusNotifierWatcher`:
 /// with the one there at start, and again every time the name gets a new owner. A panel that
 /// restarts brings a new watcher that knows no items; re-registering is what keeps the icon
-/// from vanishing. With no watcher the item simply waits.
+/// from vanishing. With no watcher the item simply waits. A watcher that refuses or does not
+/// answer (a panel still starting up) is asked again after a backoff, from `firstRetryDelay`
+/// doubling up to `maximumRetryDelay`, for as long as it owns the name.
 ///
 /// Lives on the tray's event-loop thread.
 final class WatcherRegistration {
     private let connection: Connection
+    private let loop: EventLoop
     private let itemName: BusName
     private let problems: (String) -> Void
     /// The unique name of the watcher registered with last, nil while there is none.
     private(set) var watcher: BusName?
+    private var retryTimer: EventLoop.TimerID?
+    private var retryDelay = WatcherRegistration.firstRetryDelay
 
-    /// Prepares to register `itemName`; nothing is sent until `start()`.
-    init(connection: Connection, itemName: BusName, problems: @escaping (String) -> Void) {
+    static let firstRetryDelay: Duration = .milliseconds(500)
+    static let maximumRetryDelay: Duration = .seconds(60)
+
+    /// Prepares to register `itemName`; nothing is sent until `start()`. Retries run on `loop`.
+    init(connection: Connection, loop: EventLoop, itemName: BusName, problems: @escaping (String) -> Void) {
         self.connection = connection
+        self.loop = loop
         self.itemName = itemName
         self.problems = problems
+    }
+
+    deinit {
+        if let retryTimer { loop.cancel(retryTimer) }
     }
 
     /// Subscribes to the watcher's comings and goings, then registers with the current one.
@@ -45,11 +58,20 @@ final class WatcherRegistration {
         else { return false }
         if let owner = BusName(validating: newOwner), owner.isUnique {
             // The lookup in start() may already have found this very owner.
-            if owner != watcher { register(with: owner) }
+            if owner != watcher { follow(owner) }
         } else {
-            watcher = nil
+            follow(nil)
         }
         return false
+    }
+
+    /// A new watcher (or none): what was pending for the last one no longer applies.
+    private func follow(_ owner: BusName?) {
+        if let retryTimer { loop.cancel(retryTimer) }
+        retryTimer = nil
+        retryDelay = Self.firstRetryDelay
+        watcher = owner
+        if let owner { register(with: owner) }
     }
 
     /// Calls `RegisterStatusNotifierItem` on `owner` itself: a message to the well-known name
@@ -67,8 +89,28 @@ final class WatcherRegistration {
             return
         }
         connection.send(message, timeout: .seconds(25)) { [weak self] result in
-            guard let self, case .failure(let error) = result, self.watcher == owner else { return }
-            self.problems("the StatusNotifierWatcher (\(owner)) did not register the item: \(error.message)")
+            guard let self, self.watcher == owner else { return }
+            switch result {
+            case .success:
+                retryDelay = Self.firstRetryDelay
+            case .failure(let error):
+                // Said once per watcher: the first failure, not every retry.
+                if retryDelay == Self.firstRetryDelay {
+                    problems("the StatusNotifierWatcher (\(owner)) did not register the item: \(error.message); retrying")
+                }
+                scheduleRetry(with: owner)
+            }
+        }
+    }
+
+    private func scheduleRetry(with owner: BusName) {
+        guard retryTimer == nil else { return }
+        let delay = retryDelay
+        retryDelay = min(retryDelay * 2, Self.maximumRetryDelay)
+        retryTimer = loop.schedule(after: delay) { [weak self] in
+            guard let self else { return }
+            retryTimer = nil
+            if watcher == owner { register(with: owner) }
         }
     }
 }

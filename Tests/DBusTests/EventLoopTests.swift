@@ -328,6 +328,35 @@ import Glibc
         #expect(usage.wakeUps <= 1, "a dead connection keeps the loop busy: \(usage)")
     }
 
+    // MARK: - Descriptors hanging up
+
+    /// The write end of a pipe whose reader closes: the action runs once, with no timer and no
+    /// wake-up while the reader is still there.
+    @Test func aPipeWhoseReaderClosesRunsTheHangUpActionOnce() throws {
+        let loop = try EventLoop()
+        var ends: [Int32] = [-1, -1]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[1]) }
+        let hungUp = Log<String>()
+        let done = DispatchSemaphore(value: 0)
+        loop.onHangUp(of: ends[1]) { hungUp.append("hung up"); done.signal() }
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        // A turn with the reader still open reports nothing.
+        let turned = DispatchSemaphore(value: 0)
+        loop.post { turned.signal() }
+        try wait(turned, for: "a turn of the loop")
+        #expect(hungUp.all.isEmpty)
+
+        close(ends[0])
+        try wait(done, for: "the hang-up action")
+        // Later turns poll it no more: the still hung-up descriptor runs nothing again.
+        let later = DispatchSemaphore(value: 0)
+        loop.post { later.signal() }
+        try wait(later, for: "a later turn")
+        #expect(hungUp.all == ["hung up"])
+    }
+
     // MARK: - Signals
 
     @Test func signalRunsItsActionOnTheLoop() throws {

@@ -46,6 +46,35 @@ import Glibc
         #expect(result.exitStatus == 128 + SIGKILL, "\(result)")
     }
 
+    /// A label past the service's limit is cut on a character boundary, said once on stderr,
+    /// and the command runs all the same: a backup script with a long label still backs up.
+    @Test func aLabelTooLongIsCutAndTheCommandStillRuns() throws {
+        let service = try ServiceDaemon()
+        let probe = try service.probe()
+        // 255 bytes of ASCII, then "é" (2 bytes) straddling the limit, then more.
+        let label = String(repeating: "x", count: 255) + "é" + String(repeating: "y", count: 40)
+        let runner = try service.startNetactivity(["run", "--label", label, "--", "sh", "-c", Self.printPIDThenSleep])
+        let commandPID = try #require(try runner.readLine(timeout: .seconds(10)).flatMap { pid_t($0) }, "the command ran")
+
+        let labels = try probe.activities().map(\.label)
+        #expect(labels == [String(repeating: "x", count: 255)], "cut before the 2-byte character: \(labels)")
+
+        kill(commandPID, SIGKILL)
+        let result = try runner.waitForExit(timeout: .seconds(10))
+        #expect(result.exitStatus == 128 + SIGKILL, "\(result)")
+        #expect(lines(result.stderr).count == 1, "one line on stderr: \(result)")
+        #expect(result.stderr.hasPrefix("netactivity: run: the label is \(label.utf8.count) bytes"), "\(result)")
+        #expect(try probe.activities().isEmpty)
+    }
+
+    @Test func aLabelTooLongStillRunsAShortCommand() throws {
+        let service = try ServiceDaemon()
+        let result = try service.netactivity(["run", "--label=" + String(repeating: "ü", count: 200), "--", "sh", "-c", "echo ran; exit 4"])
+        #expect(result.exitStatus == 4, "the command's status: \(result)")
+        #expect(result.stdout == "ran\n", "\(result)")
+        #expect(lines(result.stderr).count == 1, "\(result)")
+    }
+
     @Test(arguments: [("exit 0", Int32(0)), ("exit 3", 3), ("exit 255", 255), ("kill -KILL $$", 137), ("kill -INT $$", 130)])
     func theExitStatusIsTheCommands(_ script: String, _ status: Int32) throws {
         let service = try ServiceDaemon()

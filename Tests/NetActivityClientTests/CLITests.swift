@@ -68,10 +68,13 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
             "Activities:",
         ])
         let activityLine = try #require(output.dropFirst(5).first)
-        #expect(activityLine.hasPrefix("  #\(id) Mirror ISO"), "\(activityLine)")
+        // Attributed as `watch` shows it: the application, then the owner and its process.
+        let application = try #require(try attribution(of: id, on: service).application)
+        #expect(!application.isEmpty)
+        #expect(activityLine.hasPrefix("  #\(id) \(application) — Mirror ISO"), "\(activityLine)")
         // SI units, as GNOME shows sizes: 1,024 of 4,096 bytes.
         #expect(activityLine.contains("1.0 kB of 4.1 kB (25%)"), "\(activityLine)")
-        #expect(activityLine.contains("by \(probe.uniqueName)"), "\(activityLine)")
+        #expect(activityLine.contains("by \(probe.uniqueName) (pid \(getpid()))"), "\(activityLine)")
         #expect(output.count == 6)
     }
 
@@ -115,6 +118,23 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
         #expect((activity["total"] as? NSNumber)?.intValue == 4)
         let started = try #require((activity["started"] as? NSNumber)?.doubleValue)
         #expect(abs(started / 1e6 - Date().timeIntervalSince1970) < 60, "started is µs since the epoch")
+        // Attribution, as the service has it and `watch --format json` shows it.
+        #expect((activity["process_id"] as? NSNumber)?.int32Value == getpid(), "\(activity)")
+        #expect((activity["user_id"] as? NSNumber)?.uint32Value == getuid(), "\(activity)")
+        let application = try attribution(of: id, on: service).application
+        #expect(application?.isEmpty == false)
+        #expect(activity["application"] as? String == application, "\(activity)")
+    }
+
+    /// What `watch --format json` says of activity `id`: its application, as the service has it.
+    private func attribution(of id: UInt32, on service: ServiceDaemon) throws -> (application: String?, line: String) {
+        let watcher = try service.startNetactivity(["watch", "--format", "json"])
+        defer { watcher.send(signal: SIGTERM); _ = try? watcher.waitForExit(timeout: .seconds(10)) }
+        let line = try #require(try watcher.readLine(timeout: .seconds(10)), "watch printed a state")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let activities = object["activities"] as? [[String: Any]] ?? []
+        let activity = activities.first { ($0["id"] as? NSNumber)?.uint32Value == id }
+        return (activity?["application"] as? String, line)
     }
 
     // MARK: - push and pop
@@ -168,13 +188,23 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
 
     // MARK: - Help
 
-    @Test(arguments: ["status", "push", "pop", "run", "watch"])
-    func everySubcommandHasHelp(_ command: String) throws {
-        for arguments in [[command, "--help"], [command, "-h"], ["help", command]] {
-            let result = try netactivity(arguments)
-            #expect(result.exitStatus == 0, "\(arguments): \(result)")
-            #expect(result.stdout.hasPrefix("Usage: netactivity \(command)"), "\(arguments): \(result)")
-            #expect(result.stderr.isEmpty)
+    /// Every command the main help lists, so a new one is checked as soon as it is listed.
+    @Test func everySubcommandHasHelp() throws {
+        let main = try netactivity(["--help"])
+        let section = main.stdout.components(separatedBy: "Commands:\n").dropFirst().first?
+            .components(separatedBy: "\n\n").first ?? ""
+        let commands = section.split(separator: "\n").compactMap { line in
+            line.hasPrefix("  ") && !line.hasPrefix("   ") ? line.split(separator: " ").first.map(String.init) : nil
+        }
+        #expect(Set(commands).isSuperset(of: ["status", "push", "pop", "run", "watch", "tray", "help", "version"]),
+                "the main help lists \(commands)")
+        for command in commands {
+            for arguments in [[command, "--help"], [command, "-h"], ["help", command]] {
+                let result = try netactivity(arguments)
+                #expect(result.exitStatus == 0, "\(arguments): \(result)")
+                #expect(result.stdout.hasPrefix("Usage: netactivity \(command)"), "\(arguments): \(result)")
+                #expect(result.stderr.isEmpty, "\(arguments): \(result)")
+            }
         }
     }
 
@@ -210,7 +240,6 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
         ["run", "--label"],
         ["run", "--label", "x"],
         ["run", "--frob", "--", "true"],
-        ["run", "--label", String(repeating: "x", count: 257), "--", "true"],
         ["--address"],
         ["--address", "", "status"],
         ["--system", "--address", "unix:path=/x", "status"],

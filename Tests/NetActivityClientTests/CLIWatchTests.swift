@@ -48,6 +48,41 @@ func jsonObject(_ line: String) throws -> [String: Any] {
 
 /// `netactivity watch`: one line per change, current state first, in three formats.
 @Suite struct CLIWatchTests {
+    /// A panel that exits while nothing changes (waybar on SIGTERM): `watch` leaves with
+    /// status 0 within a second, without waiting for a next line to fail on.
+    @Test func watchLeavesWhenItsReaderExits() throws {
+        let service = try ServiceDaemon()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // The reader takes one line, notes the time and exits; watch's stdout is then a pipe
+        // with no reader. The time is written before the reader closes its end.
+        let script = """
+            "$0" --address "$1" watch > >(read -r line; echo "line $line"; date +%s%N > "$2") &
+            watcher=$!
+            echo "pid $watcher"
+            wait "$watcher"; status=$?
+            end=$(date +%s%N)
+            echo "status $status after $(( (end - $(cat "$2")) / 1000000 )) ms"
+            """
+        let shell = try ChildProcess(
+            "bash", ["-c", script, try builtProduct("netactivity"), service.address, directory + "/reader-left"])
+        var watcherPID: pid_t?
+        defer { if let watcherPID, shell.isRunning { kill(watcherPID, SIGKILL) } }
+        var seen: [String] = []
+        while let line = try shell.readLine(timeout: .seconds(10)) {
+            seen.append(line)
+            if line.hasPrefix("pid ") { watcherPID = pid_t(line.dropFirst(4)) }
+            if line.hasPrefix("status ") { break }
+        }
+        #expect(seen.contains("line idle"), "the reader got the first state: \(seen)")
+        let summary = try #require(seen.last { $0.hasPrefix("status ") }, "watch did not exit: \(seen)")
+        let parts = summary.split(separator: " ")
+        #expect(parts.count == 5 && parts[1] == "0", "exit status 0: \(summary)")
+        let milliseconds = try #require(parts.count == 5 ? Int(parts[3]) : nil, "\(summary)")
+        #expect(milliseconds < 1000, "left \(milliseconds) ms after its reader")
+        _ = try shell.waitForExit(timeout: .seconds(10))
+    }
+
     @Test func plainLinesFollowEveryChange() throws {
         let service = try ServiceDaemon()
         let probe = try service.probe()

@@ -25,13 +25,18 @@ final class TestWatcher: @unchecked Sendable {
     private let loop: EventLoop
     private let finished = DispatchSemaphore(value: 0)
     private let recorded = Mutex<[Registration]>([])
+    /// How many `RegisterStatusNotifierItem` calls are still to be refused, as a panel that is
+    /// still starting up might.
+    private let toRefuse: Mutex<Int>
+    private let refusedCount = Mutex(0)
 
     /// Connects to the bus at `address`, exports the watcher and takes the name: as the only
     /// owner, or with `replacing` from a current owner that allows replacement (the name then
-    /// changes owner with no gap).
+    /// changes owner with no gap). The first `refusing` registrations get an error.
     ///
     /// - Throws: `BusTestError` if the name cannot be taken.
-    init(address: String, replacing: Bool = false) throws {
+    init(address: String, replacing: Bool = false, refusing: Int = 0) throws {
+        toRefuse = Mutex(refusing)
         let connection = try Connection(.address(address))
         let server = ObjectServer(connection: connection)
         let loop = try EventLoop()
@@ -64,6 +69,9 @@ final class TestWatcher: @unchecked Sendable {
         stop()
     }
 
+    /// How many registrations were refused so far.
+    var refused: Int { refusedCount.withLock { $0 } }
+
     /// Every registration so far, in order.
     var registrations: [Registration] { recorded.withLock { $0 } }
 
@@ -94,6 +102,14 @@ final class TestWatcher: @unchecked Sendable {
             methods: [
                 Method("RegisterStatusNotifierItem", inputs: [Argument("service", "s")]) { [unowned self] call in
                     let service = call.arguments[0].string ?? ""
+                    let refuse = toRefuse.withLock { count in
+                        defer { count = max(0, count - 1) }
+                        return count > 0
+                    }
+                    if refuse {
+                        refusedCount.withLock { $0 += 1 }
+                        throw BusError(.failed, "the test watcher refuses this registration")
+                    }
                     recorded.withLock { $0.append(Registration(sender: call.sender, service: service)) }
                     try? server?.emit(
                         "StatusNotifierItemRegistered", interface: StatusNotifierNames.watcherInterface,

@@ -10,6 +10,24 @@ import Glibc
 
 /// `netactivity tray --system-address B`: one item for the session's and the system's service.
 @Suite struct TrayBothBusesTests {
+    /// No system bus at all (its socket does not exist, as in most containers) is no problem to
+    /// report: the tray shows the session and says nothing.
+    @Test func noSystemBusAtAllIsSilent() throws {
+        let session = try TrayOnBus()
+        let watcher = try session.startWatcher()
+        defer { withExtendedLifetime(watcher) {} }
+        let missing = "/nonexistent/netactivity-tests/system_bus_socket"
+        let tray = try session.startTray(environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(missing)"])
+        let item = try session.observeItem()
+        try session.callService("Push")
+        // The merged state waits for the system side's first (failed) attempt, or a grace period.
+        try item.wait(for: "Status Active") { try $0.string("Status") == "Active" }
+        tray.send(signal: SIGTERM)
+        let result = try tray.waitForExit(timeout: .seconds(10))
+        #expect(result.exitStatus == 0, "\(result)")
+        #expect(result.stderr.isEmpty, "\(result)")
+    }
+
     @Test func theTooltipListsSystemEntriesWithTheirPrefix() throws {
         let session = try TrayOnBus()
         // The system side: a private bus of its own with `netactivityd --system --address B`,

@@ -59,10 +59,18 @@ final class TrayOnBus: @unchecked Sendable {
     // MARK: The tray
 
     /// Starts `netactivity --address <bus> tray <arguments>` and waits until it owns its item name.
-    /// `executable` replaces the built `netactivity` (a release build, for measurements).
+    /// `executable` replaces the built `netactivity` (a release build, for measurements). With
+    /// `environment`, the bus is not named with `--address` but as the session bus
+    /// (`DBUS_SESSION_BUS_ADDRESS`), so the tray follows the system bus too, as a user's does.
     @discardableResult
-    func startTray(_ arguments: [String] = [], executable: String? = nil) throws -> ChildProcess {
-        let process = try service.startNetactivity(["tray"] + arguments, executable: executable)
+    func startTray(
+        _ arguments: [String] = [], executable: String? = nil, environment: [String: String]? = nil
+    ) throws -> ChildProcess {
+        let process = try environment.map { environment in
+            try ChildProcess(
+                try executable ?? builtProduct("netactivity"), ["tray"] + arguments,
+                environment: environment.merging(["DBUS_SESSION_BUS_ADDRESS": address]) { _, session in session })
+        } ?? service.startNetactivity(["tray"] + arguments, executable: executable)
         tray = process
         let name = Self.itemName(of: process)
         try waitUntil("netactivity tray (pid \(process.pid)) to own \(name)") {
@@ -91,8 +99,8 @@ final class TrayOnBus: @unchecked Sendable {
     }
 
     /// A test watcher on this bus.
-    func startWatcher(replacing: Bool = false) throws -> TestWatcher {
-        try TestWatcher(address: address, replacing: replacing)
+    func startWatcher(replacing: Bool = false, refusing: Int = 0) throws -> TestWatcher {
+        try TestWatcher(address: address, replacing: replacing, refusing: refusing)
     }
 }
 

@@ -34,6 +34,28 @@ import Glibc
         #expect(registrations.first?.sender == (try bus.probe.connection.owner(of: item))?.rawValue)
     }
 
+    /// A watcher that refuses (a panel still starting up) is asked again, with growing pauses,
+    /// without waiting for the name to change owner; the failure is said once.
+    @Test func retriesARefusedRegistrationWithBackoff() throws {
+        let bus = try TrayOnBus()
+        let watcher = try bus.startWatcher(refusing: 2)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let tray = try bus.startTray()
+        let registrations = try watcher.waitForRegistrations(1)
+        let took = clock.now - started
+        #expect(registrations.first?.service == (try bus.itemName).rawValue)
+        #expect(watcher.refused == 2)
+        // Backoff: 0.5 s, then 1 s, before the third call.
+        #expect(took >= .milliseconds(1500), "retried after \(took)")
+        try settle(bus, watcher)
+        #expect(watcher.registrations.count == 1)
+        #expect(try bus.probe.connection.owner(of: StatusNotifierNames.watcher)?.rawValue == watcher.uniqueName,
+                "the same watcher throughout")
+        let said = tray.stderrText.split(separator: "\n").filter { $0.contains("did not register") }
+        #expect(said.count == 1, "one line for the failures: \(tray.stderrText)")
+    }
+
     @Test func registersAgainWhenTheWatcherRestarts() throws {
         let bus = try TrayOnBus()
         let first = try bus.startWatcher()

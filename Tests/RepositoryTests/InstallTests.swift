@@ -20,6 +20,11 @@ import Testing
         ] {
             #expect(FileManager.default.fileExists(atPath: prefix.path + "/" + file), "make install did not install \(file)")
         }
+        // Stripped as the .deb's are: no symbol table left.
+        for program in ["netactivityd", "netactivity"] {
+            let sections = try run("readelf", ["-S", "-W", prefix.path + "/bin/" + program])
+            #expect(sections.succeeded && !sections.stdout.contains(".symtab"), "\(program) is not stripped: \(sections)")
+        }
         for page in ["netactivity", "netactivityd"] {
             let man = try run("man", ["-P", "cat", page],
                               environment: ["MANPATH": prefix.path + "/share/man", "LC_ALL": "C", "MANWIDTH": "80"])

@@ -14,6 +14,16 @@ public enum BusAddress: Sendable, Equatable, CustomStringConvertible {
         case .address(let address): "the bus at \(address)"
         }
     }
+
+    /// The message of the error a connection to `.session` fails with when none is configured:
+    /// libdbus's own (X11 autolaunch needs `$DISPLAY`) names neither the variable nor the
+    /// fallback socket.
+    public static let noSessionBusMessage =
+        "there is no session bus (DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist)"
+
+    /// How the message of a connection to `.system` begins when the system bus's socket does not
+    /// exist at all (as in most containers), rather than refusing or failing.
+    public static let noSystemBusMessage = "there is no system bus"
 }
 
 /// A private connection to a message bus.

@@ -1,4 +1,7 @@
 internal import CDBus
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// libdbus's `DBusConnection*`, seen without a reference of its own; `Connection` owns the one
 /// reference and releases it. Every libdbus function on connections is called here.
@@ -16,9 +19,17 @@ struct RawConnection {
         let opened: OpaquePointer?
         switch bus {
         case .session:
-            opened = try withDBusError { dbus_bus_get_private(DBUS_BUS_SESSION, $0) }
+            do {
+                opened = try withDBusError { dbus_bus_get_private(DBUS_BUS_SESSION, $0) }
+            } catch where Self.noSessionBusConfigured {
+                throw BusError(.noServer, BusAddress.noSessionBusMessage)
+            }
         case .system:
-            opened = try withDBusError { dbus_bus_get_private(DBUS_BUS_SYSTEM, $0) }
+            do {
+                opened = try withDBusError { dbus_bus_get_private(DBUS_BUS_SYSTEM, $0) }
+            } catch where error.name == .fileNotFound {
+                throw BusError(.fileNotFound, "\(BusAddress.noSystemBusMessage) (\(error.message))")
+            }
         case .address(let address):
             guard !address.utf8.contains(0) else { throw BusError(.badAddress, "bus address contains NUL") }
             opened = try withDBusError { dbus_connection_open_private(address, $0) }
@@ -35,6 +46,20 @@ struct RawConnection {
         // The default for bus connections is _exit(1) when the bus goes away; callers decide.
         dbus_connection_set_exit_on_disconnect(opened, 0)
         return RawConnection(pointer: opened)
+    }
+
+    /// Whether nothing names a session bus: no `DBUS_SESSION_BUS_ADDRESS` and no socket at
+    /// `$XDG_RUNTIME_DIR/bus`, the two places libdbus looks before it tries X11 autolaunch.
+    private static var noSessionBusConfigured: Bool {
+        func variable(_ name: String) -> String? {
+            guard let value = getenv(name), value.pointee != 0 else { return nil }
+            return String(cString: value)
+        }
+        guard variable("DBUS_SESSION_BUS_ADDRESS") == nil else { return false }
+        guard let runtime = variable("XDG_RUNTIME_DIR") else { return true }
+        // libdbus takes it only as a socket; a socket that refuses keeps libdbus's own reason.
+        var status = stat()
+        return stat(runtime + "/bus", &status) != 0 || status.st_mode & S_IFMT != S_IFSOCK
     }
 
     /// Closes the connection and gives back the caller's reference.

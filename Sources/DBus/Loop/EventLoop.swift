@@ -48,6 +48,8 @@ public final class EventLoop: @unchecked Sendable {
     // most turns look at one number instead of every timer.
     @exclusivity(unchecked) private var earliestTimer = UInt64.max
     private var signalActions: [Int32: () -> Void] = [:]
+    // Descriptors whose hang-up ends something (`onHangUp`), polled before the watches.
+    @exclusivity(unchecked) private var hangUps: [(descriptor: Int32, action: () -> Void)] = []
 
     // Reused by every turn of the loop, so a turn allocates nothing.
     @exclusivity(unchecked) private var pollDescriptors: [pollfd] = []
@@ -175,6 +177,16 @@ public final class EventLoop: @unchecked Sendable {
         ProcessSignals.route(signo, to: wakeWrite)
     }
 
+    // MARK: - Descriptors hanging up
+
+    /// Runs `action` once on the loop when `descriptor` hangs up or fails: the write end of a
+    /// pipe whose reader has gone (a panel that exited), a terminal that hung up, a descriptor
+    /// that is not open. Only that is watched (poll(2) reports POLLHUP and POLLERR whatever it
+    /// is asked), so a descriptor that stays open never wakes the loop.
+    public func onHangUp(of descriptor: Int32, _ action: @escaping () -> Void) {
+        hangUps.append((descriptor, action))
+    }
+
     // MARK: - Running
 
     /// Runs until `stop()`; returns at once if `stop()` came first.
@@ -212,6 +224,8 @@ public final class EventLoop: @unchecked Sendable {
         polledWatches.removeAll(keepingCapacity: true)
         pollDescriptors.removeAll(keepingCapacity: true)
         pollDescriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+        let hangUps = self.hangUps
+        for hangUp in hangUps { pollDescriptors.append(pollfd(fd: hangUp.descriptor, events: 0, revents: 0)) }
         for watch in watches where watch.isEnabled {
             polledWatches.append(watch)
             pollDescriptors.append(pollfd(fd: watch.descriptor, events: watch.pollEvents, revents: 0))
@@ -222,10 +236,22 @@ public final class EventLoop: @unchecked Sendable {
         guard count > 0 else { return }
 
         if pollDescriptors[0].revents != 0 { drainWakePipe() }
+        if !hangUps.isEmpty { handleHangUps(hangUps) }
+        let watchesStart = 1 + hangUps.count
         for (index, watch) in polledWatches.enumerated() {
-            let revents = pollDescriptors[index + 1].revents
+            let revents = pollDescriptors[index + watchesStart].revents
             guard revents != 0, watches.contains(watch) else { continue }
             watch.handle(revents: revents)
+        }
+    }
+
+    /// Runs the action of each descriptor in `polled` (this turn's, polled from index 1) that
+    /// hung up, once: it is no longer polled, so a descriptor that stays hung up cannot spin.
+    private func handleHangUps(_ polled: [(descriptor: Int32, action: () -> Void)]) {
+        let hungUp = Int16(POLLHUP | POLLERR | POLLNVAL)
+        for (index, hangUp) in polled.enumerated() where pollDescriptors[index + 1].revents & hungUp != 0 {
+            hangUps.removeAll { $0.descriptor == hangUp.descriptor }
+            hangUp.action()
         }
     }
 
