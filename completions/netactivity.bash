@@ -3,7 +3,7 @@
 
 _netactivity() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="status push pop run watch tray help version"
+    local commands="status push pop run watch tray bridge help version"
     local global="--session-only --system --address --system-address --help --version"
 
     # The command is the first word after the global options (and the addresses).
@@ -21,7 +21,9 @@ _netactivity() {
         COMPREPLY=($(compgen -W "unix:path=" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
     -f | --format) COMPREPLY=($(compgen -W "plain json waybar" -- "$cur")); return ;;
     --icon | --idle-icon) COMPREPLY=(); return ;;
-    -l | --label) COMPREPLY=(); return ;;
+    -l | --label | --application) COMPREPLY=(); return ;;
+    --kind) COMPREPLY=($(compgen -W "download upload sync update other" -- "$cur")); return ;;
+    --only | --without) COMPREPLY=($(compgen -W "packagekit launcher" -- "$cur")); return ;;
     esac
 
     if [ -z "$command" ]; then
@@ -40,6 +42,7 @@ _netactivity() {
     push | pop | version) COMPREPLY=($(compgen -W "--help $bus" -- "$cur")) ;;
     watch) COMPREPLY=($(compgen -W "--format --help $bus" -- "$cur")) ;;
     tray) COMPREPLY=($(compgen -W "--icon --idle-icon --no-progress-ring --help $bus" -- "$cur")) ;;
+    bridge) COMPREPLY=($(compgen -W "--only --without --help $bus" -- "$cur")) ;;
     help) ((COMP_CWORD == command_index + 1)) && COMPREPLY=($(compgen -W "$commands" -- "$cur")) ;;
     run)
         # After --, the command to run and its arguments.
@@ -53,7 +56,7 @@ _netactivity() {
                 return
             fi
         done
-        COMPREPLY=($(compgen -W "--label -- --help $bus" -- "$cur"))
+        COMPREPLY=($(compgen -W "--label --kind --icon --application -- --help $bus" -- "$cur"))
         ;;
     esac
 }

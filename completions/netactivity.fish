@@ -1,7 +1,7 @@
 # fish completion for netactivity; installed by `make install` to
 # share/fish/vendor_completions.d/netactivity.fish.
 
-set -l commands status push pop run watch tray help version
+set -l commands status push pop run watch tray bridge help version
 
 complete -c netactivity -f
 complete -c netactivity -l session-only -d 'leave out the system service'
@@ -17,11 +17,17 @@ complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a pop -d
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a run -d 'hold an activity while a command runs'
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a watch -d 'print a line per state change'
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a tray -d 'show the indicator in the system tray'
+complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a bridge -d 'report what PackageKit and launcher-API apps announce'
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a help -d 'show help for a command'
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a version -d 'show the version'
 
 complete -c netactivity -n "__fish_seen_subcommand_from status" -l json -d 'print one JSON object'
 complete -c netactivity -n "__fish_seen_subcommand_from run" -s l -l label -r -d 'the activity label'
+complete -c netactivity -n "__fish_seen_subcommand_from run" -l kind -x -a 'download upload sync update other' -d 'what it is for'
+complete -c netactivity -n "__fish_seen_subcommand_from run" -l icon -x -d 'a themed icon name or path'
+complete -c netactivity -n "__fish_seen_subcommand_from run" -l application -x -d 'the desktop id it is for'
+complete -c netactivity -n "__fish_seen_subcommand_from bridge" -l only -x -a 'packagekit launcher' -d 'only these sources'
+complete -c netactivity -n "__fish_seen_subcommand_from bridge" -l without -x -a 'packagekit launcher' -d 'all but these sources'
 complete -c netactivity -n "__fish_seen_subcommand_from watch" -s f -l format -x -a 'plain json waybar' -d 'output format'
 complete -c netactivity -n "__fish_seen_subcommand_from tray" -l icon -x -d 'themed icon while active'
 complete -c netactivity -n "__fish_seen_subcommand_from tray" -l idle-icon -x -d 'themed icon while idle'

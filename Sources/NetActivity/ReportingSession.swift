@@ -71,6 +71,8 @@ final class ReportingSession {
     private var flushWaiters: [@Sendable () -> Void] = []
 
     private var observers: [Int: StateObserver] = [:]
+    /// Observers added while calls were in flight: they start once those are answered.
+    private var waitingObservers: [Int: StateObserver] = [:]
     private var mirror: IndicatorMirror?
     private var published: IndicatorSnapshot?
     /// Bumped by every refresh, so replies to an abandoned one are ignored.
@@ -123,8 +125,9 @@ final class ReportingSession {
 
     func close() {
         closed = true
-        let finished = observers.values
+        let finished = Array(observers.values) + Array(waitingObservers.values)
         observers.removeAll()
+        waitingObservers.removeAll()
         for observer in finished { observer.finish() }
         if let retryTimer { loop.cancel(retryTimer) }
         if let connection { loop.detach(connection) }
@@ -137,6 +140,13 @@ final class ReportingSession {
     func addObserver(_ id: Int, _ observer: StateObserver) {
         guard !closed else {
             observer.finish()
+            return
+        }
+        // A client reads its own writes: a new observer's first state waits until every call
+        // made so far is answered (an EndActivity may still wait for its BeginActivity's reply,
+        // and a GetManagedObjects sent before it would list the ended activity).
+        if !isIdle, connection != nil, !waitingForService {
+            waitingObservers[id] = observer
             return
         }
         observers[id] = observer
@@ -154,6 +164,7 @@ final class ReportingSession {
     }
 
     func removeObserver(_ id: Int) {
+        waitingObservers[id] = nil
         observers[id] = nil
         // Nobody keeps the snapshot current once the last observer is gone: the next one asks afresh.
         if observers.isEmpty {
@@ -587,6 +598,9 @@ final class ReportingSession {
         let waiters = flushWaiters
         flushWaiters.removeAll()
         for waiter in waiters { waiter() }
+        let waiting = waitingObservers
+        waitingObservers.removeAll()
+        for (id, observer) in waiting.sorted(by: { $0.key < $1.key }) { addObserver(id, observer) }
     }
 }
 

@@ -7,7 +7,7 @@ import Testing
 struct ExamplePage: Sendable, CustomStringConvertible {
     var path: String
     /// Whether the built programs are on `PATH` for its `sh` blocks, as after `make install`.
-    /// The README's blocks find them themselves, in `.build/release`, as after `make run`.
+    /// The README's blocks find them themselves, in `.build/static/release`, as after `make run`.
     var programsOnPath: Bool
 
     var description: String { path }
@@ -41,7 +41,7 @@ struct ExamplePage: Sendable, CustomStringConvertible {
         #expect(lines <= 150, "README.md has \(lines) lines")
         #expect(readme.contains("make run"))
         #expect(readme.contains("make test"))
-        #expect(readme.contains(".build/release/netactivity"), "where make run leaves the CLI")
+        #expect(readme.contains(".build/static/release/netactivity"), "where make run leaves the CLI")
         #expect(readme.contains("export DBUS_SESSION_BUS_ADDRESS="), "how to reach make run's private bus")
     }
 
@@ -82,11 +82,11 @@ struct ExamplePage: Sendable, CustomStringConvertible {
         let service = try ServiceDaemon([])
         let scratch = try ScratchDirectory("readme-sh")
         let programs = URL(fileURLWithPath: try builtProduct("netactivity")).deletingLastPathComponent().path
-        // What `make run` leaves at the top of a checkout, for the README's `$PWD/.build/release`.
+        // What `make run` leaves at the top of a checkout, for the README's `$PWD/.build/static/release`.
         try FileManager.default.createDirectory(
-            atPath: scratch.path + "/.build", withIntermediateDirectories: true)
+            atPath: scratch.path + "/.build/static", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(
-            atPath: scratch.path + "/.build/release", withDestinationPath: programs)
+            atPath: scratch.path + "/.build/static/release", withDestinationPath: programs)
 
         // One shell for the page, as a reader pastes it into one terminal; after each command a
         // record separator marks where its output ends.
@@ -159,16 +159,7 @@ struct ExamplePage: Sendable, CustomStringConvertible {
             let result = try run(executable, [], environment: service.bus.sessionEnvironment, timeout: .seconds(30))
             #expect(result.exitStatus == 0, "\(program): \(result)")
             let expected = output.text
-            // The client library does not yet hand out its own last calls in its next state, so
-            // the README's quick start prints the ended activity too; that outcome alone is known.
-            withKnownIssue(
-                "the client's next state still counts the activity tracking just ended",
-                isIntermittent: true
-            ) {
-                #expect(result.stdout == expected, "\(program) printed \(result.stdout), \(output) shows \(expected)")
-            } when: {
-                program.page == "README.md" && expected == "true 1\n" && result.stdout == "true 2\n"
-            }
+            #expect(result.stdout == expected, "\(program) printed \(result.stdout), \(output) shows \(expected)")
         }
     }
 }
