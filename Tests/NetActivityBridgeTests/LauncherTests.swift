@@ -195,6 +195,21 @@ import Glibc
         try launcher.waitForCount(0, timeout: .seconds(30))
     }
 
+    @Test func theBridgeSleepsOnceAnEntryHasEnded() throws {
+        let launcher = try LauncherBridge()
+        let bridge = try launcher.startBridge()
+        let sender = try LauncherSender(address: launcher.address)
+        try sender.update(Installed.player.id, [("progress", .double(0.5)), ("progress-visible", .boolean(true))])
+        sender.flush()
+        try launcher.waitForCount(1)
+        // Its sender leaves: the one-shot timer ends it, and nothing is left to wake for.
+        _ = consume sender
+        try launcher.waitForCount(0)
+        Thread.sleep(forTimeInterval: 0.3)
+        let woken = try wakeUps(of: bridge.pid, over: 2)
+        #expect(woken.isEmpty, "an idle bridge woke in 2 s: \(woken)")
+    }
+
     @Test func killingTheBridgeEndsEveryActivity() throws {
         let launcher = try LauncherBridge()
         let bridge = try launcher.startBridge()
