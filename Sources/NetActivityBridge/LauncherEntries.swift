@@ -52,9 +52,6 @@ final class LauncherEntries {
         self.problems = problems
     }
 
-    /// How many entries are followed, and how many of them hold an activity: for tests.
-    var counts: (entries: Int, activities: Int) { (entries.count, liveActivities) }
-
     // MARK: - What the bus says
 
     /// Applies an update `sender` broadcast.
