@@ -42,6 +42,14 @@ import Glibc
         try app.advance()
         try launcher.waitForActivity(Installed.downloader.name, "again, at 0.5") { $0["Fraction"] == .double(0.5) }
 
+        // An app started while the bridge owns the name sends at once; its entry is in
+        // XDG_DATA_DIRS, with an icon by path.
+        let player = try LibunityApp(Installed.player.id, steps: ["progress=0.6,visible=1"], address: launcher.address)
+        try launcher.waitForActivity(Installed.player.name, "at 0.6 with its icon") {
+            $0["Fraction"] == .double(0.6) && $0["Icon"] == .string(Installed.player.icon)
+        }
+        try player.quit()
+
         // libunity sends no `progress-visible false` on exit: the app leaving the bus ends it,
         // a second after (another connection may still update the entry).
         try app.quit()
