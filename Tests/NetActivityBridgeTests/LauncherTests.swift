@@ -218,6 +218,21 @@ import Glibc
         #expect(woken.isEmpty, "an idle bridge woke in 2 s: \(woken)")
     }
 
+    @Test func stoppingTheBridgeEndsEveryActivityAndGivesTheNameBack() throws {
+        let launcher = try LauncherBridge()
+        let bridge = try launcher.startBridge()
+        let sender = try LauncherSender(address: launcher.address)
+        try sender.update(Installed.downloader.id, [("progress", .double(0.3)), ("progress-visible", .boolean(true))])
+        sender.flush()
+        try launcher.waitForCount(1)
+        bridge.send(signal: SIGTERM)
+        let result = try bridge.waitForExit(timeout: .seconds(10))
+        #expect(result.exitStatus == 0, "\(result)")
+        #expect(result.stderr == "", "\(result.stderr)")
+        try launcher.waitForCount(0)
+        #expect(try launcher.unityOwnerPID() == nil)
+    }
+
     @Test func killingTheBridgeEndsEveryActivity() throws {
         let launcher = try LauncherBridge()
         let bridge = try launcher.startBridge()
