@@ -34,6 +34,8 @@ need 'command -v dbus-daemon' dbus-daemon dbus
 need 'command -v dbus-send && command -v dbus-monitor' dbus-bin dbus
 need 'command -v busctl' systemd
 need 'command -v gdbus' libglib2.0-bin
+need '/usr/bin/python3 -c "import gi"' python3-gi
+need '/usr/bin/python3 -c "import gi; gi.require_version(\"Unity\", \"7.0\")"' gir1.2-unity-7.0
 need 'command -v man' man-db
 need 'command -v strip' binutils
 case "${1:-}" in

@@ -1,17 +1,93 @@
 import DBus
 import NetActivity
 
-/// The Unity launcher API's progress: see docs/bridges.md. Not written yet.
+/// The Unity launcher API's progress bars (Electron's `setProgressBar`, libunity apps,
+/// Chromium's downloads on KDE): each launcher entry whose `progress-visible` is true is one
+/// activity, labelled with its desktop entry's name. See docs/bridges.md.
+///
+/// On a connection of its own to the session bus it hears two broadcasts: every
+/// `com.canonical.Unity.LauncherEntry.Update`, and the bus's `NameOwnerChanged` for names that
+/// lose their owner (a sender leaving, `com.canonical.Unity` freed). Nothing else wakes it.
 final class LauncherSource: BridgeSource {
     private let context: BridgeContext
+    private var connection: Connection?
+    private var filter: Int?
+    private var server: ObjectServer?
+    private var name: LauncherName?
+    private var entries: LauncherEntries?
+
+    static let updates = "type='signal',interface='\(LauncherUpdate.interface)',member='\(LauncherUpdate.member)'"
+    /// `arg2=''`: only names left without an owner, not every connection that joins.
+    static let departures =
+        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
+        + "member='NameOwnerChanged',arg2=''"
 
     init(_ context: BridgeContext) {
         self.context = context
     }
 
     func start() throws(BusError) {
-        throw BusError(.failed, "not available in this build")
+        let connection = try Connection(context.sessionBus)
+        let entries = LauncherEntries(loop: context.loop, client: context.client, problems: context.problems)
+        let name = LauncherName(connection: connection, problems: context.problems)
+        // Removed in stop(): the filter holds the name, which holds the connection.
+        let filter = connection.addFilter(for: .signal) { message in
+            if let update = LauncherUpdate(message) {
+                if let sender = message.sender { entries.apply(update, from: sender) }
+                return true
+            }
+            if let lost = Self.nameLeft(message) {
+                if lost == LauncherName.name {
+                    name.nameFreed()
+                } else if lost.isUnique {
+                    entries.senderLeft(lost)
+                }
+                return true
+            }
+            return name.handle(message)
+        }
+        context.loop.attach(connection)
+        // What reaches com.canonical.Unity is answered (Introspect and Ping on "/", an error for
+        // the rest): libunity and Electron call nothing there, they only watch who owns it.
+        let server = ObjectServer(connection: connection)
+        server.export([], at: .root)
+        do {
+            try connection.addMatch(Self.updates)
+            try connection.addMatch(Self.departures)
+            // After the subscriptions: taking the name makes every libunity app send its state.
+            try name.start()
+        } catch {
+            connection.removeFilter(filter)
+            context.loop.detach(connection)
+            throw error
+        }
+        self.connection = connection
+        self.filter = filter
+        self.server = server
+        self.name = name
+        self.entries = entries
     }
 
-    func stop() {}
+    func stop() {
+        entries?.removeAll()
+        name?.stop()
+        if let connection {
+            if let filter { connection.removeFilter(filter) }
+            context.loop.detach(connection)
+        }
+        filter = nil
+        entries = nil
+        name = nil
+        server = nil
+        connection = nil
+    }
+
+    /// The name a `NameOwnerChanged` from the bus leaves without an owner; nil for any other
+    /// message.
+    private static func nameLeft(_ message: Message) -> BusName? {
+        guard message.sender == .bus, message.isSignal(.bus, "NameOwnerChanged"),
+            let arguments = try? message.arguments(expecting: "sss"), arguments[2].string == ""
+        else { return nil }
+        return arguments[0].string.flatMap(BusName.init(validating:))
+    }
 }

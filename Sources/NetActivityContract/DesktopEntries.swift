@@ -28,13 +28,30 @@ public enum DesktopEntries {
         return found
     }
 
+    /// The `Icon` of the desktop entry of `id` (a themed icon name or an absolute path), or nil
+    /// where none is installed or it names none. Kept in a bounded cache like `name(of:)`.
+    public static func icon(of id: String) -> String? {
+        guard isDesktopID(id) else { return nil }
+        if let known = iconCache.withLock({ $0[id] }) { return known }
+        let found = directories().lazy.compactMap { readValue("Icon", from: "\($0)/applications/\(id).desktop") }.first
+        iconCache.withLock { icons in
+            if icons.count >= cacheLimit { icons.removeAll(keepingCapacity: true) }
+            icons[id] = .some(found)
+        }
+        return found
+    }
+
+    private static let iconCache = Locked<[String: String?]>([:])
+
     /// Forgets what was read, for a test that installs an entry.
     public static func forget() {
         cache.withLock { $0.removeAll() }
+        iconCache.withLock { $0.removeAll() }
     }
 
-    /// Reverse-DNS-ish file names only: no path, no hidden file, at most 255 bytes.
-    static func isDesktopID(_ id: String) -> Bool {
+    /// Whether `id` can name a desktop entry: reverse-DNS-ish file names only (letters, digits,
+    /// `.`, `-`, `_`), no path, no hidden file, at most 255 bytes.
+    public static func isDesktopID(_ id: String) -> Bool {
         let bytes = id.utf8
         return !bytes.isEmpty && bytes.count <= 255 && bytes.first != UInt8(ascii: ".")
             && bytes.allSatisfy { byte in
@@ -57,6 +74,13 @@ public enum DesktopEntries {
 
     /// `Name=` of the `[Desktop Entry]` group; nil if the file is missing or has none.
     private static func readName(_ path: String) -> String? {
+        readValue("Name", from: path)
+    }
+
+    /// `KEY=` of the `[Desktop Entry]` group, at most 128 characters; nil if the file is
+    /// missing or has none.
+    private static func readValue(_ key: String, from path: String) -> String? {
+        let prefix = key + "="
         guard let file = fopen(path, "r") else { return nil }
         defer { fclose(file) }
         var line: UnsafeMutablePointer<CChar>?
@@ -70,9 +94,9 @@ public enum DesktopEntries {
             let text = String(cString: line).trimmingSuffix()
             if text.hasPrefix("[") {
                 inEntry = text == "[Desktop Entry]"
-            } else if inEntry, text.hasPrefix("Name=") {
-                let name = String(text.dropFirst(5))
-                return name.isEmpty ? nil : String(name.prefix(128))
+            } else if inEntry, text.hasPrefix(prefix) {
+                let value = String(text.dropFirst(prefix.count))
+                return value.isEmpty ? nil : String(value.prefix(128))
             }
         }
         return nil

@@ -1,0 +1,245 @@
+import BusTestSupport
+import DBus
+import Foundation
+import NetActivityContract
+import NetActivityTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `netactivity bridge --only launcher` on a private session bus with the real netactivityd,
+/// and desktop entries of its own: `org.example.Downloader` in its `XDG_DATA_HOME`,
+/// `org.example.Player` in its `XDG_DATA_DIRS`, and none for `org.example.Unlisted`.
+///
+/// Stops the bridge (SIGTERM) and everything else when released.
+final class LauncherBridge {
+    let service: ServiceDaemon
+    let probe: ServiceProbe
+    private let dataDirectory: String
+    private(set) var bridge: ChildProcess?
+
+    static let downloader = (id: "org.example.Downloader", name: "Test Downloader", icon: "org.example.Downloader-symbolic")
+    static let player = (id: "org.example.Player", name: "Test Player", icon: "/opt/example/player.png")
+    static let unlisted = "org.example.Unlisted"
+
+    init() throws {
+        service = try ServiceDaemon()
+        probe = try service.probe()
+        dataDirectory = NSTemporaryDirectory() + "launcher-\(getpid())-\(UUID().uuidString)"
+        try Self.install(Self.downloader, in: dataDirectory + "/home")
+        try Self.install(Self.player, in: dataDirectory + "/system")
+    }
+
+    deinit {
+        if let bridge, bridge.isRunning {
+            bridge.send(signal: SIGTERM)
+            _ = try? bridge.waitForExit(timeout: .seconds(10))
+        }
+        try? FileManager.default.removeItem(atPath: dataDirectory)
+    }
+
+    private static func install(_ entry: (id: String, name: String, icon: String), in directory: String) throws {
+        let applications = directory + "/applications"
+        try FileManager.default.createDirectory(atPath: applications, withIntermediateDirectories: true)
+        try "[Desktop Entry]\nType=Application\nName=\(entry.name)\nIcon=\(entry.icon)\nExec=true\n"
+            .write(toFile: applications + "/\(entry.id).desktop", atomically: true, encoding: .utf8)
+    }
+
+    var address: String { service.address }
+
+    /// Starts the bridge; with `waitForName`, waits until it owns `com.canonical.Unity` (which
+    /// it asks for after subscribing to the updates, so from then on it hears every one).
+    @discardableResult
+    func startBridge(waitForName: Bool = true) throws -> ChildProcess {
+        let bridge = try ChildProcess(
+            try builtProduct("netactivity"), ["--address", address, "bridge", "--only", "launcher"],
+            environment: ["XDG_DATA_HOME": dataDirectory + "/home", "XDG_DATA_DIRS": dataDirectory + "/system"])
+        self.bridge = bridge
+        if waitForName {
+            try waitUntil("the bridge (pid \(bridge.pid)) to own com.canonical.Unity") {
+                guard bridge.isRunning else { throw BusTestError("the bridge exited: \(bridge.stderrText)") }
+                return try unityOwnerPID() == UInt32(bridge.pid)
+            }
+        }
+        return bridge
+    }
+
+    /// The process that owns `com.canonical.Unity`, nil while nobody does.
+    func unityOwnerPID() throws -> UInt32? {
+        guard let owner = try probe.connection.owner(of: "com.canonical.Unity") else { return nil }
+        return try probe.connection.processID(of: owner)
+    }
+
+    /// Every live activity object's properties, by label.
+    func activities() throws -> [String: [String: Value]] {
+        let reply = try probe.call("GetManagedObjects", interface: .objectManager)
+        var result: [String: [String: Value]] = [:]
+        for object in reply.first?.elements ?? [] {
+            guard case .dictEntry(_, let interfaces) = object,
+                let properties = interfaces.stringKeyedEntries?[NetActivityBus.activityInterface.rawValue]?
+                    .stringKeyedEntries?.compactMapValues(\.unwrapped),
+                let label = properties["Label"]?.string
+            else { continue }
+            result[label] = properties
+        }
+        return result
+    }
+
+    /// Waits until the activity labelled `label` exists and `condition` holds for its properties.
+    func waitForActivity(
+        _ label: String, _ what: String, timeout: Duration = .seconds(10),
+        _ condition: ([String: Value]) -> Bool = { _ in true }
+    ) throws {
+        try waitUntil("the activity '\(label)' \(what)", timeout: timeout) {
+            guard let properties = try activities()[label] else { return false }
+            return condition(properties)
+        }
+    }
+
+    /// Waits until the service holds `count` activities.
+    func waitForCount(_ count: UInt32, timeout: Duration = .seconds(10)) throws {
+        try waitUntil("the service to hold \(count) activities", timeout: timeout) { try probe.count() == count }
+    }
+
+    /// `gdbus emit` of an `Update` on this bus: each from a new connection, as gdbus does.
+    /// `--session`, not `--address`: with an address gdbus skips `Hello`, and the bus drops
+    /// what such a connection sends.
+    func gdbusEmit(_ arguments: [String]) throws -> ProcessResult {
+        try run(
+            "gdbus",
+            ["emit", "--session", "--object-path", "/com/canonical/unity/launcherentry/1", "--signal",
+             "com.canonical.Unity.LauncherEntry.Update"] + arguments,
+            environment: ["DBUS_SESSION_BUS_ADDRESS": address])
+    }
+}
+
+/// A connection of the test's own that broadcasts `Update` signals, all from one sender.
+final class LauncherSender {
+    let connection: Connection
+
+    init(address: String) throws {
+        connection = try Connection(.address(address))
+    }
+
+    /// Queues `Update(application://ID.desktop, properties)`.
+    func update(_ id: String, _ properties: [(String, Value)]) throws {
+        try update(uri: "application://\(id).desktop", properties)
+    }
+
+    func update(uri: String, _ properties: [(String, Value)]) throws {
+        try connection.send(
+            Message.signal(
+                path: "/com/canonical/unity/launcherentry/1", interface: "com.canonical.Unity.LauncherEntry",
+                member: "Update", arguments: [.string(uri), .properties(properties)]))
+    }
+
+    func flush() { connection.flush() }
+}
+
+/// A real libunity app: `/usr/bin/python3` with PyGObject driving
+/// `Unity.LauncherEntry.get_for_desktop_id(ID.desktop)` in a GLib main loop.
+///
+/// `steps` are applied one at a time: the first at start, each next one on `advance()`
+/// (SIGUSR1). A step is `progress=0.25,visible=1`. It prints `applied N unity-running=B` once
+/// libunity has had the chance to send the step's update, and `unity-running=B` whenever
+/// libunity sees `com.canonical.Unity` come or go.
+final class LibunityApp {
+    let process: ChildProcess
+    private var step = 0
+
+    init(_ id: String, steps: [String], address: String) throws {
+        process = try ChildProcess(
+            "/usr/bin/python3", ["-c", Self.program, id + ".desktop"] + steps,
+            environment: ["DBUS_SESSION_BUS_ADDRESS": address])
+        try waitFor("applied 0 ")
+    }
+
+    /// Applies the next step and waits until libunity has sent it (if it sends at all).
+    func advance() throws {
+        step += 1
+        process.send(signal: SIGUSR1)
+        try waitFor("applied \(step) ")
+    }
+
+    func waitFor(_ text: String) throws {
+        try waitUntil("the libunity app to print '\(text)'") {
+            guard process.isRunning || process.stdoutText.contains(text) else {
+                throw BusTestError("the libunity app exited: \(process.stderrText)")
+            }
+            return process.stdoutText.contains(text)
+        }
+    }
+
+    /// Exits the way an app does (SIGTERM ends its main loop): libunity sends nothing more.
+    func quit() throws {
+        process.send(signal: SIGTERM)
+        let result = try process.waitForExit(timeout: .seconds(10))
+        guard result.exitStatus == 0 else { throw BusTestError("the libunity app did not exit 0: \(result)") }
+    }
+
+    static let program = #"""
+        import signal, sys
+        try:
+            import gi
+            gi.require_version('Unity', '7.0')
+            from gi.repository import GLib, Unity
+        except (ImportError, ValueError) as error:
+            sys.exit('libunity through PyGObject is missing (Debian: gir1.2-unity-7.0, python3-gi): %s' % error)
+
+        entry = Unity.LauncherEntry.get_for_desktop_id(sys.argv[1])
+        inspector = Unity.Inspector.get_default()
+        steps = sys.argv[2:]
+        loop = GLib.MainLoop()
+        position = 0
+
+        def say(text):
+            print(text, flush=True)
+            return False
+
+        def running():
+            return inspector.get_property('unity_running')
+
+        def apply(index):
+            for assignment in steps[index].split(','):
+                key, value = assignment.split('=')
+                if key == 'progress':
+                    entry.set_property('progress', float(value))
+                elif key == 'visible':
+                    entry.set_property('progress_visible', value == '1')
+            # libunity sends from an idle callback: this runs after it.
+            GLib.timeout_add(100, say, 'applied %d unity-running=%s' % (index, running()))
+
+        def advance():
+            global position
+            position += 1
+            if position < len(steps):
+                apply(position)
+            return True
+
+        inspector.connect('notify::unity-running', lambda *_: say('unity-running=%s' % running()))
+        GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGUSR1, advance)
+        GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGTERM, lambda: loop.quit() or False)
+        apply(0)
+        loop.run()
+        """#
+}
+
+/// `dbus-monitor` on a bus, for counting what crossed it.
+final class BusMonitor {
+    let process: ChildProcess
+
+    init(address: String, _ rules: [String]) throws {
+        try requireTool("dbus-monitor")
+        process = try ChildProcess("dbus-monitor", ["--address", address] + rules + ["type='signal',member='NameAcquired'"])
+        try waitUntil("dbus-monitor to connect") { process.stdoutText.contains("NameAcquired") }
+    }
+
+    deinit {
+        process.send(signal: SIGTERM)
+    }
+
+    /// The messages seen so far whose header line contains `text` (`member=Update`).
+    func count(_ text: String) -> Int {
+        process.stdoutText.split(separator: "\n").filter { !$0.hasPrefix(" ") && $0.contains(text) }.count
+    }
+}
