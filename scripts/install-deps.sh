@@ -30,6 +30,10 @@ need 'command -v dbus-send && command -v dbus-monitor' dbus-bin dbus
 need 'command -v busctl' systemd
 need 'command -v gdbus' libglib2.0-bin
 need 'command -v man' man-db
+# The bridge's PackageKit tests: the real packagekitd (dummy backend) driven by pkcon, and
+# python-dbusmock's polkitd, run with Debian's own /usr/bin/python3 (so checked by that path).
+need 'command -v pkcon' packagekit-tools
+need '/usr/bin/python3 -c "import dbusmock"' python3-dbusmock
 case "${1:-}" in
 "") ;;
 bench)
