@@ -93,6 +93,7 @@ final class PackageKitSource: BridgeSource {
 
     func stop() {
         endAll()
+        transactions.removeAll()
         if let connection {
             if let filter { connection.removeFilter(filter) }
             context.loop.detach(connection)

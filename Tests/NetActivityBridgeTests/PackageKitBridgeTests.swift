@@ -71,6 +71,21 @@ struct PackageKitBridgeTests {
         #expect(bridge.process.isRunning, "\(bridge.process.stderrText)")
     }
 
+    /// The system bus gone: the source's activities end, it says so once, and the bridge (whose
+    /// other sources may go on) keeps running.
+    @Test func losingTheSystemBusEndsItsActivitiesAndNotTheBridge() throws {
+        let packageKit = try PackageKitDaemon()
+        let bridge = try BridgeUnderTest(packageKit)
+        let pkcon = try packageKit.pkcon(["refresh", "force"])
+        _ = try bridge.waitForActivity("the refresh") { _ in true }
+        packageKit.bus.kill()
+        try bridge.waitUntilNoActivity("the refresh's activity to end with the bus")
+        #expect(bridge.process.isRunning, "\(bridge.process.stderrText)")
+        let lines = bridge.process.stderrText.split(separator: "\n").filter { $0.contains("lost the system bus") }
+        #expect(lines.count == 1, "\(bridge.process.stderrText)")
+        _ = try? pkcon.waitForExit(timeout: .seconds(10))
+    }
+
     /// The bridge killed with SIGKILL: the service ends everything it reported.
     @Test func theBridgeKilledEndsItsActivities() throws {
         let packageKit = try PackageKitDaemon()
