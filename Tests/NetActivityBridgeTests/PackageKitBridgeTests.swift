@@ -22,6 +22,7 @@ struct PackageKitBridgeTests {
             "org.example.PackageTool.desktop": "[Desktop Entry]\nType=Application\nName=Package Tool\nExec=pkcon %U\n",
             "org.example.Hidden.desktop": "[Desktop Entry]\nType=Application\nNoDisplay=true\nExec=/usr/bin/pkcon\n",
         ])
+        let monitor = try MethodCallMonitor(packageKit.bus.address)
         try packageKit.start()
         let pkcon = try packageKit.pkcon(["refresh", "force"])
         let activity = try bridge.waitForActivity("a refresh with a fraction") { $0.fraction > 0 }
@@ -33,6 +34,16 @@ struct PackageKitBridgeTests {
         #expect(result.exitStatus == 0, "\(result)")
         try bridge.waitUntilNoActivity("the refresh's activity to end")
         #expect(bridge.process.isRunning, "\(bridge.process.stderrText)")
+        // Read-only: nothing but the bus's own methods, GetTransactionList and GetAll.
+        let calls = try monitor.calls(fromProcess: bridge.process.pid)
+        #expect(calls.contains("org.freedesktop.PackageKit.GetTransactionList"), "\(calls)")
+        #expect(calls.contains("org.freedesktop.DBus.Properties.GetAll"), "\(calls)")
+        let allowed: Set<String> = [
+            "org.freedesktop.DBus.Hello", "org.freedesktop.DBus.AddMatch", "org.freedesktop.DBus.GetNameOwner",
+            "org.freedesktop.DBus.GetConnectionUnixProcessID", "org.freedesktop.PackageKit.GetTransactionList",
+            "org.freedesktop.DBus.Properties.GetAll",
+        ]
+        #expect(calls.isSubset(of: allowed), "\(calls.subtracting(allowed))")
     }
 
     /// An install's download phase is one "Downloading packages" activity of kind download,
@@ -100,6 +111,36 @@ struct PackageKitBridgeTests {
 }
 
 // MARK: - The bridge and what it reported
+
+/// `dbus-monitor --profile` of every method call on a bus, for what one process called.
+struct MethodCallMonitor {
+    let address: String
+    let process: ChildProcess
+
+    init(_ address: String) throws {
+        self.address = address
+        process = try ChildProcess("dbus-monitor", ["--address", address, "--profile", "type='method_call'"])
+        // Its own NameLost comes once it monitors.
+        try waitUntil("dbus-monitor to monitor") { process.stdoutText.contains("NameLost") }
+    }
+
+    /// `interface.member` of every call sent by a connection of process `pid` still on the bus.
+    func calls(fromProcess pid: Int32) throws -> Set<String> {
+        let bus = try Connection(.address(address))
+        var calls = Set<String>()
+        var senders: [String: Bool] = [:]
+        for line in process.stdoutText.split(separator: "\n") {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count >= 8, fields[0] == "mc" else { continue }
+            let sender = fields[3]
+            if senders[sender] == nil {
+                senders[sender] = (try? bus.processID(of: BusName(unchecked: sender))) == UInt32(pid)
+            }
+            if senders[sender] == true { calls.insert(fields[6] + "." + fields[7]) }
+        }
+        return calls
+    }
+}
 
 /// `netactivity bridge --only packagekit` between a private session bus with the real service
 /// and the PackageKit bus; desktop entries, when given, in an `XDG_DATA_DIRS` of their own.
