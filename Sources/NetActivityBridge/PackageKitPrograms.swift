@@ -36,10 +36,13 @@ enum PackageKitPrograms {
         desktopID(forProgram: program) ?? program
     }
 
-    /// The id of the desktop entry that runs `program`, or nil where none does.
-    static func desktopID(forProgram program: String) -> String? {
+    /// The id of the desktop entry that runs `program`, or nil where none does: looked for in
+    /// `directories` (by default the desktop entry specification's), earlier ones first.
+    static func desktopID(
+        forProgram program: String, in directories: [String] = PackageKitPrograms.applicationDirectories()
+    ) -> String? {
         var hidden: String?
-        for directory in applicationDirectories() {
+        for directory in directories {
             for file in desktopFiles(in: directory) {
                 guard let entry = readEntry(directory + "/" + file), entry.runs(program) else { continue }
                 let id = String(file.dropLast(".desktop".count))
@@ -94,7 +97,8 @@ enum PackageKitPrograms {
         return text.isEmpty ? nil : text
     }
 
-    private static func applicationDirectories() -> [String] {
+    /// `applications/` under `$XDG_DATA_HOME` (`~/.local/share`), then each of `$XDG_DATA_DIRS`.
+    static func applicationDirectories() -> [String] {
         let home = environment("XDG_DATA_HOME") ?? environment("HOME").map { $0 + "/.local/share" }
         let system = (environment("XDG_DATA_DIRS") ?? "/usr/local/share:/usr/share").split(separator: ":").map(String.init)
         return ((home.map { [$0] } ?? []) + system).map { $0 + "/applications" }
