@@ -9,7 +9,7 @@ import Glibc
 /// The program is read from `/proc/PID/cmdline` (its `argv[0]`, without the directory), else
 /// `/proc/PID/comm`: both are readable for every user's processes, where `/proc/PID/exe` is not.
 /// A desktop entry names it when the first word of its `Exec` (after `env` and its `VAR=value`
-/// words), or its `TryExec`, is that program. Entries are found as the desktop entry
+/// words; for a Flatpak's entry, its `--command=`), or its `TryExec`, is that program. Entries are found as the desktop entry
 /// specification finds them: `applications/` under `$XDG_DATA_HOME` (`~/.local/share`), then
 /// under each of `$XDG_DATA_DIRS` (`/usr/local/share:/usr/share`), in that order; an entry
 /// shown in menus wins over a hidden one (`NoDisplay`, `Hidden`), such as GNOME Software's
@@ -82,6 +82,12 @@ enum PackageKitPrograms {
             }[...]
             if words.first.map(PackageKitPrograms.baseName) == "env" {
                 words = words.dropFirst().drop { $0.contains("=") || $0.hasPrefix("-") }
+            }
+            // A Flatpak's exported entry runs `flatpak run --command=PROGRAM … APP-ID`.
+            if words.first.map(PackageKitPrograms.baseName) == "flatpak",
+                let command = words.first(where: { $0.hasPrefix("--command=") })
+            {
+                return PackageKitPrograms.baseName(String(command.dropFirst("--command=".count))) == program
             }
             return words.first.map(PackageKitPrograms.baseName) == program
         }

@@ -221,11 +221,11 @@ final class PackageKitSource: BridgeSource {
     /// Brings the activity of `path` in line with what its transaction does now: begun when it
     /// enters a network state, its progress reported, ended when it leaves.
     private func update(_ path: ObjectPath) {
-        guard var followed = transactions[path] else { return }
-        if case .notAsked = followed.program, let sender = followed.state.sender {
-            followed.program = .asking
+        if case .notAsked = transactions[path]?.program, let sender = transactions[path]?.state.sender {
+            transactions[path]?.program = .asking
             askProgram(of: sender, for: path)
         }
+        guard var followed = transactions[path] else { return }
         if followed.finished || !followed.state.isDownloading {
             followed.activity?.end()
             followed.activity = nil

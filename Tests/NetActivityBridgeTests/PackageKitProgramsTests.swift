@@ -38,6 +38,8 @@ import Glibc
             "\(second)/org.example.Long.desktop": "[Desktop Entry]\nExec=" + String(repeating: "x", count: 10_000) + "\n",
             "\(second)/not a desktop id.desktop": "[Desktop Entry]\nExec=spaced\n",
             "\(second)/org.example.Other.txt": "[Desktop Entry]\nExec=textfile\n",
+            "\(second)/org.example.Flatpak.desktop":
+                "[Desktop Entry]\nExec=/usr/bin/flatpak run --branch=stable --command=flatpaked org.example.Flatpak\n",
         ]
         for path in [first, second] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
         for (path, text) in entries { try text.write(toFile: path, atomically: true, encoding: .utf8) }
@@ -53,6 +55,8 @@ import Glibc
         #expect(id("textfile") == nil)
         #expect(id(String(repeating: "x", count: 10_000)) == nil)
         #expect(id("pkcon") == nil)
+        #expect(id("flatpaked") == "org.example.Flatpak", "a Flatpak's --command")
+        #expect(id("flatpak") == nil)
         #expect(PackageKitPrograms.desktopID(forProgram: "gnome-software", in: [directory + "/missing"]) == nil)
     }
 
