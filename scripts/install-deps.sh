@@ -38,6 +38,10 @@ need '/usr/bin/python3 -c "import gi"' python3-gi
 need '/usr/bin/python3 -c "import gi; gi.require_version(\"Unity\", \"7.0\")"' gir1.2-unity-7.0
 need 'command -v man' man-db
 need 'command -v strip' binutils
+# The bridge's PackageKit tests: the real packagekitd (dummy backend) driven by pkcon, and
+# python-dbusmock's polkitd, run with Debian's own /usr/bin/python3 (so checked by that path).
+need 'command -v pkcon' packagekit-tools
+need '/usr/bin/python3 -c "import dbusmock"' python3-dbusmock
 case "${1:-}" in
 "") ;;
 bench)

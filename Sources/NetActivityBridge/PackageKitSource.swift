@@ -1,17 +1,303 @@
 import DBus
 import NetActivity
 
-/// PackageKit's transactions: see docs/bridges.md. Not written yet.
+/// PackageKit's transactions on the system bus (GNOME Software, KDE Discover, `pkcon`): each
+/// one is an activity while it refreshes package lists or downloads (see docs/bridges.md).
+///
+/// Read-only and unprivileged: it calls only `GetTransactionList`, `Properties.GetAll` and the
+/// bus's `GetConnectionUnixProcessID`, which PackageKit's bus policy and the bus let every user
+/// call and which never ask polkit, and listens to the signals PackageKit broadcasts to every
+/// session. Runs on the bridge's loop, woken only by those signals and their replies.
+///
+/// Everything PackageKit sends is checked: signals count only from the connection that owns
+/// `org.freedesktop.PackageKit` now, properties only with their documented types and sane
+/// values, and at most `transactionLimit` transactions are followed at once.
 final class PackageKitSource: BridgeSource {
     private let context: BridgeContext
+    private var connection: Connection?
+    private var filter: Int?
+    /// packagekitd's unique name while it is on the bus.
+    private var daemon: BusName?
+    /// Bumped whenever `daemon` changes, so replies meant for an earlier daemon are dropped.
+    private var generation = 0
+    private var transactions: [ObjectPath: Followed] = [:]
+    private var saidTooMany = false
+
+    static let busName: BusName = "org.freedesktop.PackageKit"
+    static let path: ObjectPath = "/org/freedesktop/PackageKit"
+    static let interface: InterfaceName = "org.freedesktop.PackageKit"
+    static let transactionInterface: InterfaceName = "org.freedesktop.PackageKit.Transaction"
+    /// PackageKit runs one transaction at a time and queues a few: more than this at once is
+    /// no package manager but a flood.
+    static let transactionLimit = 64
+    static let callTimeout: Duration = .seconds(10)
+
+    /// One transaction followed: what its properties say, and the activity shown for it.
+    private struct Followed {
+        var state = PackageKitTransaction()
+        /// `GetAll` answered (or failed): until then its state is partial.
+        var loaded = false
+        /// Seen in the transaction list: leaving it again means it finished.
+        var listed = false
+        var finished = false
+        var program: Program = .notAsked
+        var activity: Activity?
+        var reported: PackageKitTransaction.Progress = .unknown
+    }
+
+    /// The program behind the transaction's `Sender`, looked up once.
+    private enum Program {
+        case notAsked, asking
+        case known(String?)
+    }
 
     init(_ context: BridgeContext) {
         self.context = context
     }
 
+    // MARK: - Starting and stopping
+
     func start() throws(BusError) {
-        throw BusError(.failed, "not available in this build")
+        let connection = try Connection(context.systemBus)
+        context.loop.attach(connection)
+        self.connection = connection
+        filter = connection.addFilter(for: .signal) { [weak self] message in
+            self?.handle(message)
+            return false
+        }
+        do {
+            let daemonSignal = "type='signal',sender='\(Self.busName)',"
+            try connection.addMatch(
+                "type='signal',sender='\(BusName.bus)',interface='\(InterfaceName.bus)',member='NameOwnerChanged',"
+                    + "arg0='\(Self.busName)'")
+            try connection.addMatch(
+                daemonSignal + "interface='\(Self.interface)',member='TransactionListChanged',path='\(Self.path)'")
+            try connection.addMatch(
+                daemonSignal + "interface='\(InterfaceName.properties)',member='PropertiesChanged',"
+                    + "arg0='\(Self.transactionInterface)'")
+            try connection.addMatch(daemonSignal + "interface='\(Self.transactionInterface)',member='Finished'")
+            try connection.addMatch(daemonSignal + "interface='\(Self.transactionInterface)',member='Destroy'")
+        } catch {
+            stop()
+            throw error
+        }
+        // Absent is no error: NameOwnerChanged says when it comes (D-Bus activation starts it
+        // for the first client that calls, never for a watcher).
+        callBus("GetNameOwner", [.string(Self.busName.rawValue)]) { [weak self] result in
+            guard let self, case .success(let reply) = result,
+                let name = (try? reply.arguments(expecting: "s"))?.first?.string.flatMap(BusName.init(validating:))
+            else { return }
+            daemonIs(name)
+        }
     }
 
-    func stop() {}
+    func stop() {
+        endAll()
+        transactions.removeAll()
+        if let connection {
+            if let filter { connection.removeFilter(filter) }
+            context.loop.detach(connection)
+        }
+        filter = nil
+        connection = nil
+        daemon = nil
+    }
+
+    // MARK: - Signals
+
+    private func handle(_ message: Message) {
+        if message.isSignal(.local, "Disconnected") {
+            context.problems("lost the system bus; PackageKit is no longer followed")
+            endAll()
+            transactions.removeAll()
+            daemon = nil
+            // Not while libdbus dispatches this very connection's message.
+            _ = context.loop.schedule(after: .zero) { [weak self] in self?.stop() }
+            return
+        }
+        if message.sender == .bus, message.isSignal(.bus, "NameOwnerChanged") {
+            guard let arguments = try? message.arguments(expecting: "sss"), arguments[0].string == Self.busName.rawValue,
+                let owner = arguments[2].string
+            else { return }
+            daemonIs(owner.isEmpty ? nil : BusName(validating: owner))
+            return
+        }
+        guard let daemon, message.sender == daemon, let path = message.path else { return }
+        if message.isSignal(Self.interface, "TransactionListChanged") {
+            guard path == Self.path, let list = try? message.arguments(expecting: "as") else { return }
+            transactionList(list[0].elements ?? [])
+        } else if message.isSignal(.properties, "PropertiesChanged") {
+            guard let arguments = try? message.arguments(expecting: "sa{sv}as"),
+                arguments[0].string == Self.transactionInterface.rawValue,
+                let changed = arguments[1].stringKeyedEntries
+            else { return }
+            guard follow(path) else { return }
+            transactions[path]?.state.apply(changed)
+            update(path)
+        } else if message.isSignal(Self.transactionInterface, "Finished") {
+            guard transactions[path] != nil else { return }
+            transactions[path]?.finished = true
+            end(path)
+        } else if message.isSignal(Self.transactionInterface, "Destroy") {
+            end(path)
+            transactions[path] = nil
+        }
+    }
+
+    // MARK: - The daemon
+
+    /// packagekitd is now `owner` (nil: gone). A new one starts with none of the old one's
+    /// transactions: their activities end.
+    private func daemonIs(_ owner: BusName?) {
+        guard owner != daemon else { return }
+        endAll()
+        transactions.removeAll()
+        daemon = owner
+        generation += 1
+        guard let owner else { return }
+        let generation = generation
+        call(owner, Self.path, Self.interface, "GetTransactionList") { [weak self] result in
+            guard let self, generation == self.generation, case .success(let reply) = result,
+                let list = try? reply.arguments(expecting: "ao")
+            else { return }
+            transactionList(list[0].elements ?? [])
+        }
+    }
+
+    /// The transactions PackageKit runs or queues now. One listed before and missing now has
+    /// finished (its `Destroy` comes seconds later). One not listed yet is left alone: a new
+    /// transaction's first `PropertiesChanged` comes before the list that names it.
+    private func transactionList(_ paths: [Value]) {
+        var listed = Set<ObjectPath>()
+        for value in paths.prefix(Self.transactionLimit) {
+            guard let text = value.string, let path = ObjectPath(validating: text) else { continue }
+            listed.insert(path)
+        }
+        for (path, followed) in transactions where followed.listed && !listed.contains(path) {
+            transactions[path]?.finished = true
+            end(path)
+        }
+        for path in listed where follow(path) {
+            transactions[path]?.listed = true
+        }
+    }
+
+    // MARK: - Transactions
+
+    /// Makes sure `path` is followed, asking for all its properties the first time. False when
+    /// it cannot be (too many at once).
+    private func follow(_ path: ObjectPath) -> Bool {
+        guard transactions[path] == nil else { return true }
+        guard let daemon else { return false }
+        if transactions.count >= Self.transactionLimit {
+            // Finished ones only wait for their Destroy: the first to make room.
+            guard let done = transactions.first(where: { $0.value.finished })?.key else {
+                if !saidTooMany {
+                    saidTooMany = true
+                    context.problems(
+                        "more than \(Self.transactionLimit) PackageKit transactions at once; following the first ones")
+                }
+                return false
+            }
+            transactions[done] = nil
+        }
+        transactions[path] = Followed()
+        let generation = generation
+        call(daemon, path, .properties, "GetAll", [.string(Self.transactionInterface.rawValue)]) {
+            [weak self] result in
+            guard let self, generation == self.generation, transactions[path] != nil else { return }
+            // Newer than every signal before it, older than every one after: applied as it comes.
+            if case .success(let reply) = result, let arguments = try? reply.arguments(expecting: "a{sv}"),
+                let properties = arguments[0].stringKeyedEntries
+            {
+                transactions[path]?.state.apply(properties)
+            }
+            transactions[path]?.loaded = true
+            update(path)
+        }
+        return true
+    }
+
+    /// Brings the activity of `path` in line with what its transaction does now: begun when it
+    /// enters a network state, its progress reported, ended when it leaves.
+    private func update(_ path: ObjectPath) {
+        if case .notAsked = transactions[path]?.program, let sender = transactions[path]?.state.sender {
+            transactions[path]?.program = .asking
+            askProgram(of: sender, for: path)
+        }
+        guard var followed = transactions[path] else { return }
+        if followed.finished || !followed.state.isDownloading {
+            followed.activity?.end()
+            followed.activity = nil
+            followed.reported = .unknown
+            transactions[path] = followed
+            return
+        }
+        defer { transactions[path] = followed }
+        if followed.activity == nil {
+            // The label and the application go in with the begin: wait for both.
+            guard followed.loaded else { return }
+            if case .asking = followed.program { return }
+            let work = followed.state.work
+            var application: String?
+            if case .known(let program?) = followed.program {
+                application = PackageKitPrograms.application(forProgram: program)
+            }
+            followed.activity = context.client.begin(
+                work.label, hints: ActivityHints(application: application, kind: work.kind))
+        }
+        let progress = followed.state.progress
+        if progress != followed.reported, let activity = followed.activity {
+            switch progress {
+            case .bytes(let completed, let total): activity.report(completed: completed, total: total)
+            case .fraction(let fraction): activity.report(fraction: fraction)
+            case .unknown: break
+            }
+            followed.reported = progress
+        }
+    }
+
+    /// Learns which program asked for the transaction, while it is still on the bus.
+    private func askProgram(of sender: BusName, for path: ObjectPath) {
+        let generation = generation
+        callBus("GetConnectionUnixProcessID", [.string(sender.rawValue)]) { [weak self] result in
+            guard let self, generation == self.generation, transactions[path] != nil else { return }
+            var program: String?
+            if case .success(let reply) = result, let pid = (try? reply.arguments(expecting: "u"))?.first?.uint32 {
+                program = PackageKitPrograms.programName(ofProcess: pid)
+            }
+            transactions[path]?.program = .known(program)
+            update(path)
+        }
+    }
+
+    private func end(_ path: ObjectPath) {
+        transactions[path]?.activity?.end()
+        transactions[path]?.activity = nil
+        transactions[path]?.reported = .unknown
+    }
+
+    private func endAll() {
+        for path in transactions.keys { end(path) }
+    }
+
+    // MARK: - Calls
+
+    private func call(
+        _ destination: BusName, _ path: ObjectPath, _ interface: InterfaceName, _ member: MemberName,
+        _ arguments: [Value] = [], reply: @escaping (ReplyResult) -> Void
+    ) {
+        guard let connection else { return }
+        do {
+            let message = try Message.methodCall(
+                destination: destination, path: path, interface: interface, member: member, arguments: arguments)
+            connection.send(message, timeout: Self.callTimeout, reply: reply)
+        } catch {
+            reply(.failure(error))
+        }
+    }
+
+    private func callBus(_ member: MemberName, _ arguments: [Value], reply: @escaping (ReplyResult) -> Void) {
+        call(.bus, "/org/freedesktop/DBus", .bus, member, arguments, reply: reply)
+    }
 }
