@@ -30,6 +30,14 @@ need 'command -v dbus-send && command -v dbus-monitor' dbus-bin dbus
 need 'command -v busctl' systemd
 need 'command -v gdbus' libglib2.0-bin
 need 'command -v man' man-db
+# The shell integration's tests: real shells in tmux, curl against python's http.server, strace
+# to count the shell's forks.
+need 'command -v zsh' zsh
+need 'command -v fish' fish
+need 'command -v tmux' tmux
+need 'command -v curl' curl
+need 'command -v python3' python3
+need 'command -v strace' strace
 case "${1:-}" in
 "") ;;
 bench)
