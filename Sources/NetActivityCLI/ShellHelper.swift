@@ -30,6 +30,7 @@ struct ShellHelper {
     func run() -> Int32 {
         // The shell's terminal signals are for its foreground job, never for its helper.
         for signo in [SIGINT, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU] { signal(signo, SIG_IGN) }
+        Self.closeInheritedDescriptors()
         guard let input = openInput() else { return 1 }
         defer { if let fifo { unlink(fifo) } }
         var shell: Int32 = -1
@@ -78,6 +79,21 @@ struct ShellHelper {
         }
         // Exiting closes the bus connection, and the service ends whatever it still held.
         return 0
+    }
+
+    /// Closes every descriptor above standard error. The helper outlives the command that
+    /// started it and must not keep the shell's pipes open: bash holds pipeline members until
+    /// every copy of its process-group pipe is closed, and a reader waits for every writer.
+    private static func closeInheritedDescriptors() {
+        guard let directory = opendir("/proc/self/fd") else { return }
+        let own = dirfd(directory)
+        var inherited: [Int32] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let descriptor = Int32(name), descriptor > 2, descriptor != own { inherited.append(descriptor) }
+        }
+        closedir(directory)
+        for descriptor in inherited { close(descriptor) }
     }
 
     /// Standard input reopened read-only, so the shell's end is an end of input; or the FIFO.

@@ -154,14 +154,17 @@ enum ShellScripts {
             __netactivity_match "$BASH_COMMAND" || return 0
             __netactivity_armed=
             # The line as typed comes from history: one fork, only for a command that matched.
-            # Without it (HISTCONTROL=ignorespace, history off) the label is the simple command.
+            # When it is not the line run (HISTCONTROL=ignorespace, history off) the label is the
+            # simple command.
             local line
             line=$(HISTTIMEFORMAT= builtin history 1)
             line=${line#"${line%%[!' ']*}"}
             line=${line#"${line%%[!0-9]*}"}
             line=${line#[* ]}
             line=${line#' '}
-            [[ $line == *"$BASH_COMMAND"* ]] || line=$BASH_COMMAND
+            # BASH_COMMAND is the command as bash prints it (`>/dev/null` as `> /dev/null`).
+            local typed=${line//[[:space:]]/} run=${BASH_COMMAND//[[:space:]]/}
+            [[ $typed == *"$run"* ]] || line=$BASH_COMMAND
             line=${line:0:1024}
             __netactivity_send "begin $__netactivity_found ${line//[$'\n\r']/ }" && __netactivity_held=1
             return 0
@@ -188,19 +191,16 @@ enum ShellScripts {
         }
 
         __netactivity_start() {
-            local fifo=${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}/netactivity-shell.$$.$RANDOM$RANDOM monitor=$-
+            local fifo=${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}/netactivity-shell.$$.$RANDOM$RANDOM
             command mkfifo -m 600 -- "$fifo" 2>/dev/null || return 1
             [[ -n $__netactivity_fd ]] && exec {__netactivity_fd}>&-
             exec {__netactivity_fd}<>"$fifo"
             command rm -f -- "$fifo"
-            # Without job control for the start: no job number is printed and the helper is
-            # no job of the user's.
-            set +m
-            "${__netactivity_helper[@]}" --shell-pid $$ <&"$__netactivity_fd" >/dev/null &
-            __netactivity_pid=$!
-            builtin disown "$__netactivity_pid"
-            [[ $monitor == *m* ]] && set -m
-            return 0
+            # Started from a command substitution, where job control is off: no job number is
+            # printed, the helper is no job of the user's, and a pipeline the trap interrupted
+            # keeps its process group (toggling `set -m` here would take the terminal from it).
+            __netactivity_pid=$("${__netactivity_helper[@]}" --shell-pid $$ <&"$__netactivity_fd" >/dev/null & builtin echo $!)
+            [[ -n $__netactivity_pid ]]
         }
 
         # Installed once, however often this is evaluated; a DEBUG trap already set runs first.

@@ -22,8 +22,10 @@ final class ShellTerminal {
 
     /// Starts `shell` with `eval "$(netactivity shell-init SHELL)"` in its startup file.
     ///
-    /// - Parameter environment: more variables for the shell and `shell-init`.
-    init(_ shell: Shell, busAddress: String, environment: [String: String] = [:]) throws {
+    /// - Parameters:
+    ///   - environment: more variables for the shell and `shell-init`.
+    ///   - startup: lines of the startup file before the integration's.
+    init(_ shell: Shell, busAddress: String, environment: [String: String] = [:], startup: String = "") throws {
         try requireTool("tmux")
         try requireTool(shell.rawValue)
         self.shell = shell
@@ -37,16 +39,16 @@ final class ShellTerminal {
         switch shell {
         case .bash:
             let rc = directory.appendingPathComponent("bashrc")
-            try "PS1='$ '\nHISTFILE=\(directory.path)/history\neval \"$('\(netactivity)' shell-init bash)\"\n"
+            try "PS1='$ '\nHISTFILE=\(directory.path)/history\n\(startup)\neval \"$('\(netactivity)' shell-init bash)\"\n"
                 .write(to: rc, atomically: true, encoding: .utf8)
             command = "exec bash --noprofile --rcfile '\(rc.path)' -i"
         case .zsh:
-            try "PS1='$ '\nHISTFILE=\(directory.path)/history\neval \"$('\(netactivity)' shell-init zsh)\"\n"
+            try "PS1='$ '\nHISTFILE=\(directory.path)/history\n\(startup)\neval \"$('\(netactivity)' shell-init zsh)\"\n"
                 .write(to: directory.appendingPathComponent(".zshrc"), atomically: true, encoding: .utf8)
             command = "exec zsh -i"
         case .fish:
             let config = directory.appendingPathComponent("config.fish")
-            try "function fish_prompt; echo -n '$ '; end\nfunction fish_greeting; end\n'\(netactivity)' shell-init fish | source\n"
+            try "function fish_prompt; echo -n '$ '; end\nfunction fish_greeting; end\n\(startup)\n'\(netactivity)' shell-init fish | source\n"
                 .write(to: config, atomically: true, encoding: .utf8)
             command = "exec fish --no-config -C 'source \(config.path)'"
         }
@@ -96,8 +98,12 @@ final class ShellTerminal {
         nextMark += 1
         let mark = "settled-\(nextMark)"
         try type("echo \(mark)")
-        try waitUntil("the \(shell.rawValue) prompt after \(mark)", timeout: timeout) {
-            screen().split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces) == mark }
+        do {
+            try waitUntil("the \(shell.rawValue) prompt after \(mark)", timeout: timeout) {
+                screen().split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces) == mark }
+            }
+        } catch {
+            throw BusTestError("\(error); the terminal shows:\n\(screen())")
         }
     }
 

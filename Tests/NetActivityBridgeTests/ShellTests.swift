@@ -112,6 +112,57 @@ import Glibc
         try waitUntil("the activity to end with curl") { try probe.count() == 0 }
     }
 
+    @Test func bashKeepsThePromptCommandAndDebugTrapItHad() throws {
+        let service = try ServiceDaemon()
+        let probe = try service.probe()
+        let terminal = try ShellTerminal(
+            .bash, busAddress: service.address,
+            startup: """
+                traps=0
+                trap 'traps=$((traps + 1))' DEBUG
+                PROMPT_COMMAND='last=$?'
+                """)
+        defer { terminal.close() }
+
+        try terminal.type("false")
+        try terminal.type("echo \"last=$last traps=$((traps > 0))\"")
+        try terminal.type("sleep 0 | curl --version >/dev/null")
+        try terminal.settle()
+        // The prompt command still sees the command's status, and the earlier trap still runs.
+        #expect(terminal.screen().contains("\nlast=1 traps=1"), "\(terminal.screen())")
+        #expect(try probe.count() == 0)
+        #expect(terminal.helpers().count == 1)
+    }
+
+    @Test(arguments: [ShellTerminal.Shell.bash, .zsh, .fish])
+    func aLaterCommandOfTheLineMatchesAndADeadHelperIsReplaced(_ shell: ShellTerminal.Shell) throws {
+        let service = try ServiceDaemon()
+        let probe = try service.probe()
+        let server = try ShellHTTPServer()
+        let terminal = try ShellTerminal(shell, busAddress: service.address)
+        defer { terminal.close() }
+
+        try terminal.type("echo started; sleep 0")
+        try terminal.type("env X=1 /bin/true --x; git status >/dev/null 2>&1")
+        try terminal.settle()
+        #expect(terminal.helpers().isEmpty)
+
+        try terminal.type("curl --version >/dev/null")
+        try terminal.settle()
+        let first = terminal.helpers()
+        #expect(first.count == 1)
+        for pid in first { kill(pid, SIGKILL) }
+        try waitUntil("the helper to be gone") { terminal.helpers().isEmpty }
+
+        let line = "cd / && LC_ALL=C curl -s -o /dev/null \(server.url)"
+        try terminal.type(line)
+        try waitUntil("an activity labelled '\(line)'") { try probe.activities().map(\.label) == [line] }
+        #expect(terminal.helpers().count == 1 && terminal.helpers() != first)
+        try server.release()
+        try terminal.settle()
+        try waitUntil("the activity to end") { try probe.count() == 0 }
+    }
+
     @Test func theListCanBeChanged() throws {
         let service = try ServiceDaemon()
         let probe = try service.probe()
