@@ -81,6 +81,8 @@ final class ShellTerminal {
         guard !closed else { return }
         closed = true
         _ = try? run("tmux", ["-S", socket, "kill-server"])
+        // The shell saves its history as it leaves: only then is its directory done with.
+        try? waitUntil("the shell to exit", timeout: .seconds(5)) { !isRunning(pid) }
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -132,4 +134,12 @@ final class ShellTerminal {
         let tasks = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
         return tasks.split(separator: " ").compactMap { Int32($0) }
     }
+}
+
+/// Whether `pid` runs (a zombie has finished).
+func isRunning(_ pid: Int32) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let end = stat.lastIndex(of: ")")
+    else { return false }
+    return !stat[stat.index(after: end)...].hasPrefix(" Z")
 }

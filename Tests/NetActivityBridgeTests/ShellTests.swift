@@ -85,7 +85,7 @@ import Glibc
         // curl goes on (it still holds the terminal and waits for the server); the activity must not.
         kill(terminal.pid, SIGKILL)
         try waitUntil("the activity to end with the shell") { try probe.count() == 0 }
-        try waitUntil("the helper to exit") { helpers.allSatisfy { kill($0, 0) != 0 } }
+        try waitUntil("the helper to exit") { !helpers.contains(where: isRunning) }
         try server.release()
     }
 
