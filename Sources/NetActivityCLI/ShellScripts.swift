@@ -204,7 +204,7 @@ enum ShellScripts {
         }
 
         # Installed once, however often this is evaluated; a DEBUG trap already set runs first.
-        if [[ $PROMPT_COMMAND != *__netactivity_precmd* ]]; then
+        if [[ ${PROMPT_COMMAND-} != *__netactivity_precmd* ]]; then
             PROMPT_COMMAND="__netactivity_precmd${PROMPT_COMMAND:+$'\n'$PROMPT_COMMAND}"
         fi
         if [[ ${PS0-} != *__netactivity_armed* ]]; then
