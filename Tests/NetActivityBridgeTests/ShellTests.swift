@@ -208,6 +208,12 @@ import Glibc
         }
         let help = try service.netactivity(["shell-init", "--help"])
         #expect(help.succeeded && help.stdout.contains("NETACTIVITY_SHELL_COMMANDS"), "\(help)")
+        for arguments in [["shell-helper", "--shell-pid", "x"], ["shell-helper", "--shell-pid"], ["shell-helper", "now"]] {
+            let result = try service.netactivity(arguments)
+            #expect(result.exitStatus == 2, "\(arguments): \(result)")
+        }
+        let helperHelp = try service.netactivity(["help", "shell-helper"])
+        #expect(helperHelp.succeeded && helperHelp.stdout.contains("begin KIND LABEL"), "\(helperHelp)")
     }
 
     @Test func aBadEntryIsLeftOutAndSaid() throws {
@@ -254,6 +260,18 @@ import Glibc
         #expect(result.exitStatus == 0, "\(result)")
         try waitUntil("the activity to end with the helper") { try probe.count() == 0 }
         #expect(!FileManager.default.fileExists(atPath: fifo))
+    }
+
+    /// The helper as bash and zsh run it: lines on standard input, gone at its end.
+    @Test func theHelperLeavesAtTheEndOfItsInput() throws {
+        let service = try ServiceDaemon()
+        let probe = try service.probe()
+        let result = try run(
+            try builtProduct("netactivity"), ["--address", service.address, "shell-helper"],
+            input: "begin upload scp a host:\n")
+        #expect(result.exitStatus == 0, "\(result)")
+        #expect(result.stderr.isEmpty, "\(result.stderr)")
+        #expect(try probe.count() == 0)
     }
 }
 
