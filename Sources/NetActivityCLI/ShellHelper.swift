@@ -53,7 +53,7 @@ struct ShellHelper {
         var descriptors = [pollfd(fd: input, events: Int16(POLLIN), revents: 0)]
         if shell >= 0 { descriptors.append(pollfd(fd: shell, events: Int16(POLLIN), revents: 0)) }
 
-        reading: while true {
+        while true {
             // Sleeps here until the shell writes or dies: no timer, no wake-up in between.
             guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 else {
                 if errno == EINTR { continue }

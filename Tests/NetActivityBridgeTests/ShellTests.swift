@@ -212,6 +212,9 @@ import Glibc
             let result = try service.netactivity(arguments)
             #expect(result.exitStatus == 2, "\(arguments): \(result)")
         }
+        // The bus options given to shell-init are the helper's.
+        let script = try service.netactivity(["shell-init", "bash"])
+        #expect(script.stdout.contains("'--address' '\(service.address)' 'shell-helper')"), "\(script.stdout)")
         let helperHelp = try service.netactivity(["help", "shell-helper"])
         #expect(helperHelp.succeeded && helperHelp.stdout.contains("begin KIND LABEL"), "\(helperHelp)")
     }
