@@ -99,12 +99,17 @@ struct ShellHelper {
     /// Standard input reopened read-only, so the shell's end is an end of input; or the FIFO.
     private func openInput() -> Int32? {
         if let fifo {
-            let descriptor = open(fifo, O_RDWR | O_CLOEXEC)
+            // Read-write, so that no writer's close is an end; as standard input, so that fish
+            // writes through /proc/PID/fd/0, which is gone (not a FIFO without a reader, whose
+            // opening would block) as soon as the helper is.
+            let descriptor = open(fifo, O_RDWR)
             guard descriptor >= 0 else {
                 Output.error("shell-helper: cannot open \(fifo): \(String(cString: strerror(errno)))")
                 return nil
             }
-            return descriptor
+            dup2(descriptor, 0)
+            close(descriptor)
+            return 0
         }
         // The shell hands over its own read-write descriptor, which would keep the FIFO open
         // for writing for as long as the helper lives. Standard input stays that FIFO: the

@@ -370,26 +370,35 @@ enum ShellScripts {
             end
         end
 
-        # fish cannot hold a descriptor open, so each line opens the helper's FIFO, which the
-        # helper holds open read-write while it lives and removes when it exits.
+        # fish cannot hold a descriptor open, so each line opens the helper's FIFO anew, through
+        # /proc/PID/fd/0: while the helper lives that is the FIFO, which it holds open read-write
+        # (no open blocks, no write fails); once it is gone, so is the path, and nothing waits.
         function __netactivity_send
-            if test -z "$__netactivity_pid"; or not test -p "$__netactivity_fifo"; or not test -d /proc/$__netactivity_pid
+            if test -z "$__netactivity_pid"; or test (path resolve /proc/$__netactivity_pid/fd/0) != "$__netactivity_fifo"
                 test "$argv[1]" = end; and return 1
                 __netactivity_start; or return 1
             end
-            echo $argv[1] >$__netactivity_fifo
+            begin
+                echo $argv[1] >/proc/$__netactivity_pid/fd/0
+            end 2>/dev/null
         end
 
         function __netactivity_start
             test -x $__netactivity_helper[1]; or return 1
+            test -n "$__netactivity_fifo"; and command rm -f -- $__netactivity_fifo
             set -l dir $XDG_RUNTIME_DIR
             test -n "$dir"; or set dir /tmp
             set -g __netactivity_fifo $dir/netactivity-shell.$fish_pid.(random)(random)
             command mkfifo -m 600 -- $__netactivity_fifo 2>/dev/null; or return 1
-            $__netactivity_helper --shell-pid $fish_pid --fifo $__netactivity_fifo >/dev/null &
+            $__netactivity_helper --shell-pid $fish_pid --fifo $__netactivity_fifo </dev/null >/dev/null &
             set -g __netactivity_pid $last_pid
             disown $last_pid 2>/dev/null
-            return 0
+            # Ready once its standard input is the FIFO, some milliseconds after it started.
+            for i in (string split '' -- (string repeat -n 200 .))
+                test (path resolve /proc/$__netactivity_pid/fd/0) = "$__netactivity_fifo"; and return 0
+                command sleep 0.01
+            end
+            return 1
         end
         """#
     }
