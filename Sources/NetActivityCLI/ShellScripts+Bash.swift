@@ -117,7 +117,8 @@ extension ShellScripts {
         __netactivity_trap=$(trap -p DEBUG)
         if [[ $__netactivity_trap != *__netactivity_debug* ]]; then
             eval "__netactivity_trap=(${__netactivity_trap#trap -- })"
-            trap -- "${__netactivity_trap[0]:+${__netactivity_trap[0]}$'\n'}__netactivity_debug" DEBUG
+            # The armed test inline: before most commands the trap is that one test, no call.
+            trap -- "${__netactivity_trap[0]:+${__netactivity_trap[0]}$'\n'}"'[[ -z $__netactivity_armed ]] || __netactivity_debug' DEBUG
         fi
         unset __netactivity_trap
         """#
