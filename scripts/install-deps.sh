@@ -42,6 +42,14 @@ need 'command -v strip' binutils
 # python-dbusmock's polkitd, run with Debian's own /usr/bin/python3 (so checked by that path).
 need 'command -v pkcon' packagekit-tools
 need '/usr/bin/python3 -c "import dbusmock"' python3-dbusmock
+# The shell integration's tests: real shells in tmux, curl against python's http.server, strace
+# to count the shell's forks.
+need 'command -v zsh' zsh
+need 'command -v fish' fish
+need 'command -v tmux' tmux
+need 'command -v curl' curl
+need 'command -v python3' python3
+need 'command -v strace' strace
 case "${1:-}" in
 "") ;;
 bench)

@@ -3,6 +3,9 @@ import NetActivity
 import NetActivityBridge
 import NetActivityContract
 import NetActivityTray
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `netactivity`: the command line for people, scripts and panels.
 public enum CLI {
@@ -39,6 +42,10 @@ public enum CLI {
             return WatchCommand(services: invocation.services, format: format).run()
         case .bridge(let sources):
             return bridge(sources, services: invocation.services)
+        case .shellInit(let shell):
+            return shellInit(shell, bus: invocation.bus)
+        case .shellHelper(let shellPID, let fifo):
+            return ShellHelper(bus: invocation.bus, shellPID: shellPID, fifo: fifo).run()
         case .tray(let icon, let idleIcon, let progressRing):
             return tray(
                 TrayOptions(
@@ -57,6 +64,30 @@ public enum CLI {
             Output.error("bridge: \(error.message)")
             return 1
         }
+    }
+
+    /// Prints the hook for `shell`, whose helper is this very program on the same bus.
+    static func shellInit(_ shell: String, bus: Bus) -> Int32 {
+        guard let shell = ShellScripts.Shell(rawValue: shell) else { return 2 }
+        let (commands, problems) = ShellCommands.parse(getenv(ShellCommands.variable).map { String(cString: $0) })
+        for problem in problems { Output.error(problem) }
+        var helper = [executablePath()]
+        switch bus {
+        case .session: break
+        case .system: helper.append("--system")
+        case .address(let address): helper += ["--address", address]
+        }
+        helper.append("shell-helper")
+        Output.line(ShellScripts.text(for: shell, commands: commands, helper: helper))
+        return 0
+    }
+
+    /// This program's absolute path, so the hook finds the same build whatever PATH holds.
+    private static func executablePath() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return "netactivity" }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     static func tray(_ options: TrayOptions) -> Int32 {

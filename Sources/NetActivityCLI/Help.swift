@@ -12,6 +12,8 @@ enum Help {
         case "bridge": bridge
         case "version": version
         case "help": help
+        case "shell-init": shellInit
+        case "shell-helper": shellHelper
         default: main
         }
     }
@@ -32,6 +34,7 @@ enum Help {
           tray [--icon NAME] [--idle-icon NAME] [--no-progress-ring]
                                              show the indicator in the system tray
           bridge [--only|--without SOURCES]  report what PackageKit and launcher-API apps announce
+          shell-init bash|zsh|fish           print the shell hook: curl, git clone, ... report
           help [COMMAND]                     show help for a command
           version                            show the version
 
@@ -161,5 +164,47 @@ enum Help {
 
         Shows the help for COMMAND (status, push, pop, run, watch, tray, bridge, version, help), or the
         overview without one. `netactivity COMMAND --help` shows the same.
+        """
+
+    static let shellInit = """
+        Usage: netactivity shell-init bash|zsh|fish
+
+        Prints shell code that makes every command on a list hold a network activity, labelled
+        with its command line, for as long as it runs. Load it from the shell's startup file:
+
+          bash   eval "$(netactivity shell-init bash)"    at the end of ~/.bashrc
+          zsh    eval "$(netactivity shell-init zsh)"     in ~/.zshrc
+          fish   netactivity shell-init fish | source     in ~/.config/fish/config.fish
+
+        The list (NETACTIVITY_SHELL_COMMANDS, read when shell-init runs) is a comma-separated
+        list of entries: a command, optionally one subcommand, optionally =KIND (download,
+        upload, sync, update, other; other when left out). The entry "defaults" stands for the
+        default list:
+
+          curl wget apt apt-get pip pip3 npm cargo git clone|fetch|pull docker pull  download
+          git push scp                                                              upload
+          rsync                                                                     sync
+          sftp                                                                      other
+
+          NETACTIVITY_SHELL_COMMANDS='defaults, yt-dlp=download, rclone sync=sync'
+
+        A command matches by name (/usr/bin/curl is curl), past assignments and sudo, env,
+        nice, nohup, command, exec; its subcommand is its first argument that is not an option.
+        zsh and fish look at every command of the line, bash at each one it runs; the first that
+        matches holds one activity until the prompt returns. A background job (cmd &) is held
+        only until then: use `netactivity run` for one. Other commands cost no fork. One helper
+        process per shell (shell-helper), started at the first matching command, owns the
+        activities; when the shell exits or is killed, they end. The bus options given to
+        shell-init (--address, --system) are the helper's.
+        """
+
+    static let shellHelper = """
+        Usage: netactivity shell-helper [--shell-pid PID] [--fifo PATH]
+
+        The process behind shell-init's hook, one per shell: reads lines on standard input (or
+        from the FIFO at PATH, which it removes on exit), "begin KIND LABEL" to begin an activity
+        (KIND: download, upload, sync, update, other or -) and "end" to end it; a new begin ends
+        the one before. Exits at the end of its input or when process PID (the shell) exits,
+        and with it every activity it holds ends.
         """
 }

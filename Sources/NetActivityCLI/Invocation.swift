@@ -22,6 +22,10 @@ public struct Invocation: Equatable, Sendable {
         case watch(format: WatchFormat)
         case tray(icon: String, idleIcon: String, progressRing: Bool)
         case bridge(sources: Set<BridgeSourceName>)
+        /// `shell-init SHELL`: the hook's code for bash, zsh or fish.
+        case shellInit(shell: String)
+        /// `shell-helper`: the process behind a shell's hook.
+        case shellHelper(shellPID: Int32?, fifo: String?)
     }
 
     /// How `watch` prints each state.
@@ -178,6 +182,30 @@ public struct Invocation: Equatable, Sendable {
                 sources = flag == "--only" ? named : Set(BridgeSourceName.allCases).subtracting(named)
             }
             command = .bridge(sources: sources)
+        case "shell-init":
+            guard let shell = rest.popFirst(), ShellScripts.Shell(rawValue: shell) != nil, rest.isEmpty else {
+                throw usage("shell-init: name one shell: bash, zsh or fish")
+            }
+            command = .shellInit(shell: shell)
+        case "shell-helper":
+            var shellPID: Int32?
+            var fifo: String?
+            while let argument = rest.popFirst() {
+                let (flag, inline) = splitInline(argument)
+                guard flag == "--shell-pid" || flag == "--fifo" else {
+                    throw usage("shell-helper: unknown argument '\(argument)' (--shell-pid PID, --fifo PATH)")
+                }
+                let value: String
+                do { value = try take(flag, from: &rest, inline: inline) } catch { throw usage("shell-helper: \(error.description)") }
+                if flag == "--fifo" {
+                    guard !value.isEmpty else { throw usage("shell-helper: --fifo needs a path") }
+                    fifo = value
+                } else {
+                    guard let pid = Int32(value), pid > 0 else { throw usage("shell-helper: --shell-pid takes a process id, not '\(value)'") }
+                    shellPID = pid
+                }
+            }
+            command = .shellHelper(shellPID: shellPID, fifo: fifo)
         case "tray":
             var icon = TrayOptions.defaultActiveIcon
             var idleIcon = TrayOptions.defaultIdleIcon
@@ -207,12 +235,15 @@ public struct Invocation: Equatable, Sendable {
     /// Subcommand options that take a value as the next argument.
     static let optionsWithValues: Set<String> = [
         "--label", "-l", "--format", "-f", "--icon", "--idle-icon", "--kind", "--application", "--only", "--without",
+        "--shell-pid", "--fifo",
     ]
 
     /// `run`'s options, each with a value.
     static let runOptions: Set<String> = ["--label", "-l", "--kind", "--icon", "--application"]
 
-    static let commands: Set<String> = ["status", "push", "pop", "run", "watch", "tray", "bridge", "version", "help"]
+    static let commands: Set<String> = [
+        "status", "push", "pop", "run", "watch", "tray", "bridge", "version", "help", "shell-init", "shell-helper",
+    ]
 
     private static func splitInline(_ argument: String) -> (String, String?) {
         guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }

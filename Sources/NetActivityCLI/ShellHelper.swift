@@ -1,0 +1,190 @@
+import NetActivity
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `netactivity shell-helper`: the one process per shell that owns the shell's activities.
+///
+/// The shell integration (`shell-init`) starts it at the first command on its list and writes
+/// it one line per event:
+///
+///     begin KIND LABEL    begin an activity (KIND: download, upload, sync, update, other, or -)
+///     end                 end it
+///
+/// A `begin` while one is held ends the earlier one: a shell runs one command line at a time.
+/// Anything else is ignored; a line is cut at 1 KiB and its label, with control characters
+/// made spaces, to the service's 256 bytes. It exits when the shell does (`--shell-pid`,
+/// watched through a pidfd), or at the end of its input; its bus connection, and with it every
+/// activity, goes then.
+struct ShellHelper {
+    var bus: Bus
+    /// The shell to outlive by nothing.
+    var shellPID: Int32?
+    /// A FIFO to read instead of standard input (fish, which cannot hold a descriptor open),
+    /// held open read-write and removed on exit.
+    var fifo: String?
+
+    /// Bytes of a line kept; the rest of a longer one is skipped. Far more than a label needs.
+    static let maximumLineBytes = 1024
+
+    func run() -> Int32 {
+        // The shell's terminal signals are for its foreground job, never for its helper.
+        for signo in [SIGINT, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU] { signal(signo, SIG_IGN) }
+        Self.closeInheritedDescriptors()
+        guard let input = openInput() else { return 1 }
+        defer { if let fifo { unlink(fifo) } }
+        var shell: Int32 = -1
+        if let shellPID {
+            shell = PIDDescriptor.open(shellPID)
+            let failure = errno
+            // Gone already (ESRCH); or no pidfds (an old kernel or glibc): then, with standard
+            // input, its end is the shell's end, but a FIFO has no end to wait for.
+            if shell < 0, failure == ESRCH { return 0 }
+            if shell < 0, fifo != nil {
+                Output.error("shell-helper: cannot watch process \(shellPID): \(String(cString: strerror(failure)))")
+                return 1
+            }
+        }
+
+        let client = NetActivityClient(bus: bus)
+        var current: Activity?
+        var reader = LineReader(maximumBytes: Self.maximumLineBytes)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var descriptors = [pollfd(fd: input, events: Int16(POLLIN), revents: 0)]
+        if shell >= 0 { descriptors.append(pollfd(fd: shell, events: Int16(POLLIN), revents: 0)) }
+
+        while true {
+            // Sleeps here until the shell writes or dies: no timer, no wake-up in between.
+            guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 else {
+                if errno == EINTR { continue }
+                break
+            }
+            if descriptors.count > 1, descriptors[1].revents != 0 { break }
+            guard descriptors[0].revents != 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR || errno == EAGAIN { continue }
+            guard count > 0 else { break }
+            for line in reader.lines(in: buffer[..<count]) {
+                switch ShellHelperLine(line) {
+                case .begin(let kind, let label):
+                    current?.end()
+                    current = client.begin(label, hints: ActivityHints(kind: kind))
+                case .end:
+                    current?.end()
+                    current = nil
+                case nil:
+                    continue
+                }
+            }
+        }
+        // Exiting closes the bus connection, and the service ends whatever it still held.
+        return 0
+    }
+
+    /// Closes every descriptor above standard error. The helper outlives the command that
+    /// started it and must not keep the shell's pipes open: bash holds pipeline members until
+    /// every copy of its process-group pipe is closed, and a reader waits for every writer.
+    private static func closeInheritedDescriptors() {
+        guard let directory = opendir("/proc/self/fd") else { return }
+        let own = dirfd(directory)
+        var inherited: [Int32] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let descriptor = Int32(name), descriptor > 2, descriptor != own { inherited.append(descriptor) }
+        }
+        closedir(directory)
+        for descriptor in inherited { close(descriptor) }
+    }
+
+    /// Standard input reopened read-only, so the shell's end is an end of input; or the FIFO.
+    private func openInput() -> Int32? {
+        if let fifo {
+            // Read-write, so that no writer's close is an end; as standard input, so that fish
+            // writes through /proc/PID/fd/0, which is gone (not a FIFO without a reader, whose
+            // opening would block) as soon as the helper is.
+            let descriptor = open(fifo, O_RDWR)
+            guard descriptor >= 0 else {
+                Output.error("shell-helper: cannot open \(fifo): \(String(cString: strerror(errno)))")
+                return nil
+            }
+            dup2(descriptor, 0)
+            close(descriptor)
+            return 0
+        }
+        // The shell hands over its own read-write descriptor, which would keep the FIFO open
+        // for writing for as long as the helper lives. Standard input stays that FIFO: the
+        // shell checks through /proc that its helper still reads it.
+        let reopened = open("/proc/self/fd/0", O_RDONLY | O_CLOEXEC)
+        guard reopened >= 0 else { return 0 }
+        dup2(reopened, 0)
+        close(reopened)
+        return 0
+    }
+}
+
+/// One line of the helper's input.
+enum ShellHelperLine: Equatable {
+    case begin(ActivityHints.Kind?, label: String)
+    case end
+
+    init?(_ bytes: [UInt8]) {
+        var text = String(decoding: bytes, as: UTF8.self)
+        if text.hasSuffix("\r") { text.removeLast() }
+        if text == "end" {
+            self = .end
+            return
+        }
+        guard text.hasPrefix("begin ") else { return nil }
+        let rest = text.dropFirst("begin ".count)
+        let kindWord = rest.prefix { $0 != " " }
+        let label = rest.dropFirst(kindWord.count).drop { $0 == " " }
+        self = .begin(ActivityHints.Kind(rawValue: String(kindWord)), label: Self.printable(label))
+    }
+
+    /// Control characters (a terminal's escapes among them) shown as spaces, cut to the service's limit.
+    static func printable(_ text: Substring) -> String {
+        let scalars = text.unicodeScalars.map { scalar -> Unicode.Scalar in
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? " " : scalar
+        }
+        return NetActivityClient.fitted(String(String.UnicodeScalarView(scalars)))
+    }
+}
+
+/// Splits a byte stream into lines, keeping at most `maximumBytes` of each: memory stays
+/// bounded however long a line the shell sends.
+struct LineReader {
+    var maximumBytes: Int
+    private var pending: [UInt8] = []
+
+    init(maximumBytes: Int) {
+        self.maximumBytes = maximumBytes
+    }
+
+    mutating func lines(in bytes: ArraySlice<UInt8>) -> [[UInt8]] {
+        var lines: [[UInt8]] = []
+        for byte in bytes {
+            if byte == UInt8(ascii: "\n") {
+                lines.append(pending)
+                pending.removeAll(keepingCapacity: true)
+            } else if pending.count < maximumBytes {
+                pending.append(byte)
+            }
+        }
+        return lines
+    }
+}
+
+/// A descriptor that becomes readable when a process exits (Linux 5.3 and later).
+enum PIDDescriptor {
+    /// `pidfd_open(pid, 0)`, or -1 with `errno` set. glibc has the function from 2.36 only and
+    /// Swift cannot call the variadic `syscall`, so it is looked up when needed: a build runs
+    /// on an older glibc too, and is told there (ENOSYS) to rely on the end of input.
+    static func open(_ pid: Int32) -> Int32 {
+        typealias Function = @convention(c) (pid_t, UInt32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open") else {
+            errno = ENOSYS
+            return -1
+        }
+        return unsafeBitCast(symbol, to: Function.self)(pid, 0)
+    }
+}
