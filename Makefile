@@ -140,6 +140,8 @@ bench: deps bench-deps
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product netactivity
 	$(SWIFT) build -c release -Xswiftc -static-stdlib $(SWIFT_BUILD_FLAGS) --scratch-path $(BENCH_STATIC_SCRATCH) \
 		--product netactivityd
+	$(SWIFT) build -c release -Xswiftc -static-stdlib $(SWIFT_BUILD_FLAGS) --scratch-path $(BENCH_STATIC_SCRATCH) \
+		--product netactivity
 	if [ ! -x "$(VERSION2_BINARY)" ] && git rev-parse --verify -q "$(VERSION2_COMMIT)^{commit}" >/dev/null; then \
 		rm -rf "$(VERSION2_SOURCE)" && mkdir -p "$(VERSION2_SOURCE)" && \
 		git archive "$(VERSION2_COMMIT)" | tar -x -C "$(VERSION2_SOURCE)" && \
@@ -151,7 +153,7 @@ bench: deps bench-deps
 	bin=$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path); \
 	static=$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --scratch-path $(BENCH_STATIC_SCRATCH) --show-bin-path); \
 	"$$bin/netactivity-bench" --service "$$static/netactivityd" --compare-service "$$bin/netactivityd" \
-		--cli "$$bin/netactivity" --floor .build/bench/c-floor \
+		--cli "$$static/netactivity" --floor .build/bench/c-floor \
 		$$([ -x "$(VERSION2_BINARY)" ] && echo --version2-service "$(VERSION2_BINARY)") $(BENCH_ARGS)
 
 # MARK: - Installation

@@ -96,11 +96,16 @@ struct Benchmark {
                 service: options.service, cli: options.cli, watcherFloor: try watcherFloor(), on: bus,
                 rounds: options.scaleRounds, wrapper: options.wrapper)
         }
+        var bridge: BridgeFigures?
+        if options.wants("bridge") {
+            progress("bridge: \(options.idleSeconds) s idle, then \(BridgeCost.followSeconds) s following")
+            bridge = try BridgeCost.measure(service: options.service, cli: options.cli, idleSeconds: options.idleSeconds)
+        }
         progress("done")
 
         Report(
             cases: cases, figures: figures, serviceLatency: serviceLatency, floorLatency: floorLatency,
-            footprints: footprints, idleSeconds: options.idleSeconds, scale: scale
+            footprints: footprints, idleSeconds: options.idleSeconds, scale: scale, bridge: bridge
         ).print()
     }
 

@@ -7,6 +7,7 @@ struct Report {
     let footprints: [(String, FootprintFigures)]
     let idleSeconds: Int
     let scale: [ScaleFigures]
+    let bridge: BridgeFigures?
 
     func print() {
         var ratios: [String] = []
@@ -145,6 +146,26 @@ struct Report {
                 ratios.append("scale-gmo \(fixed(Double(last.managedObjectsNanoseconds) / 1e9, 2)) s")
                 ratios.append("scale-gmo/relay \(fixed(Double(last.managedObjectsNanoseconds) / Double(max(last.relayNanoseconds, 1))))")
             }
+        }
+        if let bridge {
+            var table = Table(["netactivity bridge", "RSS", "context switches", "CPU"])
+            table.add([
+                "idle, \(bridge.idleSeconds) s", mebibytes(bridge.idleRSSKiB), String(bridge.idleSwitches),
+                fixed(Double(bridge.idleCPU) / 1e6, 1) + " ms",
+            ])
+            table.add([
+                "following, \(BridgeCost.followSeconds) s", mebibytes(bridge.followingRSSKiB), "–",
+                fixed(bridge.followingCPUShare * 100, 2) + " % of a core",
+            ])
+            say("")
+            say("Bridge: idle with PackageKit present (no transaction), then following a transaction downloading "
+                + "(\(bridge.packageKitUpdates) DownloadSizeRemaining changes, 2 a second) and a launcher entry "
+                + "(\(bridge.launcherUpdates) updates, 100 a second)")
+            say(table.text)
+            say("goals: idle 0 context switches, RSS ≤ 12 MiB; following ≤ 1 % of a core")
+            ratios.append("bridge-idle-switches \(bridge.idleSwitches)")
+            ratios.append("bridge-rss \(mebibytes(bridge.idleRSSKiB))")
+            ratios.append("bridge-cpu \(fixed(bridge.followingCPUShare * 100, 2)) %")
         }
         say("")
         say("ratios: " + ratios.joined(separator: ", "))

@@ -67,7 +67,7 @@ public final class Bridge {
         loop.run()
         for source in sources { source.stop() }
         sources.removeAll()
-        _ = withExtendedLifetime(client) {}
+        withExtendedLifetime(client) {}
         return 0
     }
 }

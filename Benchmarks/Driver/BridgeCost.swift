@@ -1,0 +1,192 @@
+import DBus
+import NetActivityContract
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `netactivity bridge` costs: idle, and while it follows a PackageKit transaction
+/// downloading (its remaining size twice a second, as the apt backend sends it) and a launcher
+/// entry's progress 100 times a second.
+struct BridgeFigures {
+    /// After start-up, nothing happening: RSS, context switches and CPU over the idle window.
+    var idleRSSKiB: UInt64
+    var idleSwitches: UInt64
+    var idleCPU: UInt64
+    var idleSeconds: Int
+    /// Following both streams: CPU over the window's length, RSS at its end.
+    var followingCPUShare: Double
+    var followingRSSKiB: UInt64
+    var launcherUpdates: Int
+    var packageKitUpdates: Int
+}
+
+enum BridgeCost {
+    static let followSeconds = 5
+
+    static func measure(service: String, cli: String, idleSeconds: Int) throws(BenchError) -> BridgeFigures {
+        let session = try Bus()
+        let system = try Bus()
+        let daemon = try Contender.service(path: service, arguments: []).start(on: session)
+        defer { daemon.stop() }
+        // PackageKit is there from the start, with no transaction.
+        let packageKit = try StandInPackageKit(bus: system)
+        defer { packageKit.stop() }
+        let bridge = try Child(cli, ["--address", session.address, "--system-address", system.address, "bridge"])
+        defer { bridge.stop() }
+        // Until it owns the launcher API's name, and then a second to settle.
+        let deadline = Clock.now + 10_000_000_000
+        while (try? session.control.owner(of: "com.canonical.Unity")) == nil {
+            guard bridge.isRunning, Clock.now < deadline else { throw BenchError("netactivity bridge did not start: is \(cli) built?") }
+            Clock.sleep(milliseconds: 20)
+        }
+        Clock.sleep(milliseconds: 1_000)
+
+        let idleStart = ProcessStats.sample(bridge.pid)
+        Clock.sleep(milliseconds: idleSeconds * 1_000)
+        let idleEnd = ProcessStats.sample(bridge.pid)
+        let idleRSS = Memory.sample(bridge.pid).rss
+
+        // Following: a transaction downloading, and a launcher entry's progress.
+        packageKit.startTransaction()
+        let sender = try session.connect()
+        let cpuBefore = ProcessStats.sample(bridge.pid).cpuNanoseconds
+        let start = Clock.now
+        let end = start + UInt64(followSeconds) * 1_000_000_000
+        var launcherUpdates = 0
+        while Clock.now < end {
+            let progress = Double(launcherUpdates % 1_000) / 1_000
+            do {
+                try sender.send(
+                    .signal(
+                        path: "/com/canonical/unity/launcherentry/4242", interface: "com.canonical.Unity.LauncherEntry",
+                        member: "Update",
+                        arguments: [
+                            .string("application://bench-app.desktop"),
+                            .properties([("progress", .double(progress)), ("progress-visible", .boolean(true))]),
+                        ]))
+            } catch {
+                throw BenchError("sending a launcher update failed: \(error)")
+            }
+            sender.flush()
+            launcherUpdates += 1
+            // 100 a second, on schedule whatever the sends took.
+            let next = start + UInt64(launcherUpdates) * 10_000_000
+            if next > Clock.now { Clock.sleep(milliseconds: Int((next - Clock.now) / 1_000_000)) }
+        }
+        let elapsed = Clock.now - start
+        let cpu = ProcessStats.sample(bridge.pid).cpuNanoseconds - cpuBefore
+        let packageKitUpdates = packageKit.stopTransaction()
+        return BridgeFigures(
+            idleRSSKiB: idleRSS, idleSwitches: idleEnd.contextSwitches - idleStart.contextSwitches,
+            idleCPU: idleEnd.cpuNanoseconds - idleStart.cpuNanoseconds, idleSeconds: idleSeconds,
+            followingCPUShare: Double(cpu) / Double(max(elapsed, 1)), followingRSSKiB: Memory.sample(bridge.pid).rss,
+            launcherUpdates: launcherUpdates, packageKitUpdates: packageKitUpdates)
+    }
+}
+
+/// `org.freedesktop.PackageKit` for the benchmark: the daemon object's `GetTransactionList`,
+/// and, while started, one transaction downloading, its `DownloadSizeRemaining` announced twice
+/// a second. Answered on an event loop of its own thread.
+private final class StandInPackageKit: @unchecked Sendable {
+    private let connection: Connection
+    private let server: ObjectServer
+    private let loop: EventLoop
+    private var thread = pthread_t()
+    // Touched on the loop's thread only.
+    private var transaction: ObjectPath?
+    private var remaining: UInt64 = 400_000_000
+    private var updates = 0
+    private var timer: EventLoop.TimerID?
+
+    static let daemonPath: ObjectPath = "/org/freedesktop/PackageKit"
+    static let transactionPath: ObjectPath = "/org/freedesktop/PackageKit/bench_1"
+    static let transactionInterface: InterfaceName = "org.freedesktop.PackageKit.Transaction"
+
+    init(bus: Bus) throws(BenchError) {
+        do {
+            connection = try bus.connect()
+            server = ObjectServer(connection: connection)
+            loop = try EventLoop()
+        } catch {
+            throw BenchError("the PackageKit stand-in: \(error)")
+        }
+        server.export(
+            [
+                Interface(
+                    "org.freedesktop.PackageKit",
+                    methods: [
+                        Method("GetTransactionList", outputs: [Argument("transactions", "ao")]) { [unowned self] _ in
+                            [.array(element: "o", transaction.map { [.objectPath($0)] } ?? [])]
+                        }
+                    ])
+            ], at: Self.daemonPath)
+        let sender = connection.uniqueName.rawValue
+        server.export(
+            [
+                Interface(
+                    Self.transactionInterface,
+                    properties: [
+                        Property("Role", "u") { .uint32(10) },  // update-packages
+                        Property("Status", "u") { .uint32(8) },  // download
+                        Property("Percentage", "u") { .uint32(101) },
+                        Property("Sender", "s") { .string(sender) },
+                        Property("DownloadSizeRemaining", "t") { [unowned self] in .uint64(remaining) },
+                    ])
+            ], at: Self.transactionPath)
+        loop.attach(connection)
+        do {
+            guard try connection.requestName("org.freedesktop.PackageKit", options: [.doNotQueue]) == .primaryOwner else {
+                throw BenchError("the PackageKit stand-in could not own its name")
+            }
+        } catch let error as BenchError {
+            throw error
+        } catch {
+            throw BenchError("the PackageKit stand-in: \(error)")
+        }
+        let box = Unmanaged.passRetained(self).toOpaque()
+        pthread_create(&thread, nil, { box in
+            let standIn = Unmanaged<StandInPackageKit>.fromOpaque(box!).takeRetainedValue()
+            standIn.loop.run()
+            return nil
+        }, box)
+    }
+
+    /// Lists the transaction and starts its progress.
+    func startTransaction() {
+        loop.post { [self] in
+            transaction = Self.transactionPath
+            try? server.emit(
+                "TransactionListChanged", interface: "org.freedesktop.PackageKit", at: Self.daemonPath,
+                arguments: [.array(element: "s", [.string(Self.transactionPath.rawValue)])])
+            tick()
+        }
+    }
+
+    private func tick() {
+        remaining -= min(remaining, 1_000_000)
+        updates += 1
+        try? server.emitPropertiesChanged(["DownloadSizeRemaining"], of: Self.transactionInterface, at: Self.transactionPath)
+        timer = loop.schedule(after: .milliseconds(500)) { [self] in tick() }
+    }
+
+    /// Stops the progress; returns how many updates went out.
+    func stopTransaction() -> Int {
+        let done = Locked(0)
+        let semaphore = Locked(false)
+        loop.post { [self] in
+            if let timer { loop.cancel(timer) }
+            timer = nil
+            done.withLock { $0 = updates }
+            semaphore.withLock { $0 = true }
+        }
+        let deadline = Clock.now + 5_000_000_000
+        while !semaphore.withLock({ $0 }), Clock.now < deadline { Clock.sleep(milliseconds: 5) }
+        return done.withLock { $0 }
+    }
+
+    func stop() {
+        loop.post { [loop] in loop.stop() }
+        pthread_join(thread, nil)
+        loop.detach(connection)
+    }
+}
