@@ -108,7 +108,7 @@ import Testing
             let context = "seed \(seed), step \(step)"
             #expect(state.activities.map(\.id) == truth.live.keys.sorted(), "\(context): objects come and go at once")
             #expect(state.count == sharedAtLastCount + UInt32(state.activities.count), "\(context): \(state.count)")
-            #expect(state.active == (state.count > 0), context)
+            #expect(state.active == (state.count > 0), "\(context)")
             let aggregate = IndicatorSnapshot.progress(of: state.activities)
             #expect(state.progress == aggregate, "\(context): \(String(describing: state.progress)) vs \(String(describing: aggregate))")
             let line = SnapshotFormat.waybar(state)
