@@ -26,7 +26,7 @@ extension Service {
                 },
                 Main.beginActivityWithHints.bind { [unowned self] call in
                     let (label, dictionary) = try Self.arguments(Main.beginActivityWithHints, call)
-                    return try begin(owner: call.sender, label: label, hints: try Self.hints(dictionary.value))
+                    return try begin(owner: call.sender, label: label, hints: try Self.hints(dictionary))
                 },
                 Main.updateActivityFraction.bind { [unowned self] call in
                     let (id, fraction) = try Self.arguments(Main.updateActivityFraction, call)
@@ -119,10 +119,10 @@ extension Service {
     /// clients), nothing kept of the dictionary beyond the three values.
     ///
     /// - Throws: `InvalidArgs` naming the key, for a known hint of the wrong type or value.
-    static func hints(_ dictionary: Value) throws(BusError) -> ActivityHints {
+    static func hints(_ dictionary: VariantDictionary) throws(BusError) -> ActivityHints {
         typealias Hint = NetActivityBus.Hint
         var hints = ActivityHints()
-        for entry in dictionary.elements ?? [] {
+        for entry in dictionary.value.elements ?? [] {
             guard case .dictEntry(let key, let wrapped) = entry, case .string(let name) = key,
                 name == Hint.application || name == Hint.icon || name == Hint.kind
             else { continue }
