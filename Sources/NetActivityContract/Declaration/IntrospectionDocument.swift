@@ -47,7 +47,7 @@ public enum IntrospectionDocument {
 
     /// `text` as an XML comment at `indent`: on one line if it fits, else a block whose lines
     /// wrap at `width`.
-    static func comment(_ text: String, indent: Int) -> String {
+    public static func comment(_ text: String, indent: Int) -> String {
         let margin = String(repeating: " ", count: indent)
         // "--" may not appear inside an XML comment.
         let text = text.replacing("--", with: "-")
