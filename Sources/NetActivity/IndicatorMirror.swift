@@ -173,7 +173,8 @@ struct IndicatorMirror {
             switch name {
             case Object.label.name.rawValue: if let text = Object.label.decode(value) { activity.label = text }
             case Object.owner.name.rawValue: if let text = Object.owner.decode(value) { activity.owner = text }
-            case Object.started.name.rawValue: if let number = Object.started.decode(value) { activity.started = number }
+            case Object.started.name.rawValue:
+                if let number = Object.started.decode(value) { activity.started = number }
             case Object.completed.name.rawValue:
                 if let number = Object.completed.decode(value) { activity.completed = number }
             case Object.total.name.rawValue: if let number = Object.total.decode(value) { activity.total = number }

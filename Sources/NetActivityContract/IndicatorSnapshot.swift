@@ -142,7 +142,9 @@ public struct IndicatorSnapshot: Equatable, Sendable {
                 if let number = Main.rate.decode(value) { rate = number.isFinite && number > 0 ? number : 0 }
             case Main.activities.name.rawValue:
                 // Entry by entry: one of another shape is left out, the others kept.
-                if let elements = (value.unwrapped ?? value).elements { activities = elements.compactMap(ActivityInfo.init) }
+                if let elements = (value.unwrapped ?? value).elements {
+                    activities = elements.compactMap(ActivityInfo.init)
+                }
             default: break
             }
         }

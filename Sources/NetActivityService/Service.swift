@@ -227,7 +227,8 @@ public final class Service {
                     Self.progressNames, of: NetActivityBus.activityInterface, at: NetActivityBus.activityPath(id))
             }
             if !announcement.mainIsEmpty {
-                try? server.emitPropertiesChanged(announced.names(announcement), of: NetActivityBus.interface, at: NetActivityBus.path)
+                try? server.emitPropertiesChanged(
+                    announced.names(announcement), of: NetActivityBus.interface, at: NetActivityBus.path)
             }
         }
         rescheduleTimer()

@@ -208,7 +208,9 @@ public struct InterfaceDescriptor: Sendable {
     public let methods: [MethodDeclaration]
     public let properties: [PropertyDeclaration]
 
-    public init(_ name: InterfaceName, doc: String, methods: [MethodDeclaration] = [], properties: [PropertyDeclaration]) {
+    public init(
+        _ name: InterfaceName, doc: String, methods: [MethodDeclaration] = [], properties: [PropertyDeclaration]
+    ) {
         self.name = name
         self.doc = doc
         self.methods = methods

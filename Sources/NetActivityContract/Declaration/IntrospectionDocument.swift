@@ -29,7 +29,8 @@ public enum IntrospectionDocument {
                 }
                 xml += "    <method name=\"\(method.name)\">\n"
                 for (argument, direction) in arguments {
-                    xml += "      <arg name=\"\(argument.name)\" type=\"\(argument.signature)\" direction=\"\(direction)\"/>\n"
+                    xml += "      <arg name=\"\(argument.name)\" type=\"\(argument.signature)\""
+                        + " direction=\"\(direction)\"/>\n"
                 }
                 xml += "    </method>\n"
             }

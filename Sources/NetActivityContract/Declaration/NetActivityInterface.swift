@@ -167,13 +167,20 @@ public enum ActivityObjectInterface {
             are one signal: whichever changed go out together, throttled per object.
             """)
     public static let total = PropertyDescriptor<UInt64>(
-        "Total", doc: "bytes expected, as last updated; 0 means unknown (and in fraction mode). Announced with Completed.")
+        "Total",
+        doc: "bytes expected, as last updated; 0 means unknown (and in fraction mode). Announced with Completed.")
     public static let processID = PropertyDescriptor<UInt32>(
         "ProcessID",
-        doc: "the owner's process id as the bus reports it; 4294967295 (0xFFFFFFFF) until known, announced once when learned.")
+        doc: """
+            the owner's process id as the bus reports it; 4294967295 (0xFFFFFFFF) until known, \
+            announced once when learned.
+            """)
     public static let userID = PropertyDescriptor<UInt32>(
         "UserID",
-        doc: "the owner's user id as the bus reports it; 4294967295 (0xFFFFFFFF) until known, announced once when learned.")
+        doc: """
+            the owner's user id as the bus reports it; 4294967295 (0xFFFFFFFF) until known, \
+            announced once when learned.
+            """)
     public static let application = PropertyDescriptor<String>(
         "Application",
         doc: """
