@@ -22,11 +22,13 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"]),
         // Counter, activities, throttle and debounce: pure Swift, driven by an injected clock.
         .target(name: "NetActivityModel"),
-        // The contract's fixed names (bus name, path, interface, error names) and wire shapes.
+        // The contract: fixed names, limits, and the interfaces declared once as typed descriptors.
         .target(name: "NetActivityContract", dependencies: ["DBus"]),
         // Binds the model to the bus as io.github.netactivity.NetActivity1.
         .target(name: "NetActivityService", dependencies: ["DBus", "NetActivityModel", "NetActivityContract"]),
         .executableTarget(name: "netactivityd", dependencies: ["NetActivityService"]),
+        // Prints the introspection XML the descriptors declare: `make interface-xml`.
+        .executableTarget(name: "netactivity-interface", dependencies: ["NetActivityContract"]),
         // The client library apps import to report and watch network activity; no Foundation.
         .target(name: "NetActivity", dependencies: ["DBus", "NetActivityContract"]),
         // URLSession transfers and sessions tracked by the client library (Foundation, libcurl).

@@ -33,13 +33,13 @@ public struct ActivityHints: Sendable, Equatable {
 
     /// The hints as `BeginActivityWithHints` takes them, each string cut on a character
     /// boundary to the service's limit so a long one never costs the activity.
-    var dictionary: Value {
+    var dictionary: VariantDictionary {
         typealias Hint = NetActivityBus.Hint
-        var entries: [(Value, Value)] = []
-        if let application { entries.append((.string(Hint.application), .variant(.string(Self.fitted(application))))) }
-        if let icon { entries.append((.string(Hint.icon), .variant(.string(Self.fitted(icon))))) }
-        if let kind { entries.append((.string(Hint.kind), .variant(.string(kind.rawValue)))) }
-        return .dictionary(key: "s", value: "v", entries)
+        var entries: [(String, Value)] = []
+        if let application { entries.append((Hint.application, .string(Self.fitted(application)))) }
+        if let icon { entries.append((Hint.icon, .string(Self.fitted(icon)))) }
+        if let kind { entries.append((Hint.kind, .string(kind.rawValue))) }
+        return VariantDictionary(entries)
     }
 
     static func fitted(_ text: String) -> String {

@@ -146,12 +146,12 @@ struct IndicatorMirror {
     // MARK: - Decoding
 
     private mutating func applyMain(_ properties: [String: Value]) {
-        typealias Name = NetActivityBus.Property
+        typealias Main = NetActivityInterface
         var properties = properties
-        if source == .objects { properties[Name.activities.rawValue] = nil }
+        if source == .objects { properties[Main.activities.name.rawValue] = nil }
         // The list first, then the counter measured against it.
-        let count = properties.removeValue(forKey: Name.count.rawValue).flatMap { ($0.unwrapped ?? $0).uint32 }
-        for name in [Name.active, Name.progress, Name.rate] { properties[name.rawValue] = nil }
+        let count = properties.removeValue(forKey: Main.count.name.rawValue).flatMap(Main.count.decode)
+        for name in [Main.active.name, Main.progress.name, Main.rate.name] { properties[name.rawValue] = nil }
         state.apply(properties)
         if let count {
             let listed = UInt32(clamping: state.activities.count)
@@ -168,28 +168,32 @@ struct IndicatorMirror {
     }
 
     static func apply(_ properties: [String: Value], to activity: inout ActivityInfo) {
-        typealias Name = NetActivityBus.ActivityProperty
-        for (name, wrapped) in properties {
-            let value = wrapped.unwrapped ?? wrapped
+        typealias Object = ActivityObjectInterface
+        for (name, value) in properties {
             switch name {
-            case Name.label.rawValue: if case .string(let text) = value { activity.label = text }
-            case Name.owner.rawValue: if case .string(let text) = value { activity.owner = text }
-            case Name.started.rawValue: if let number = value.uint64 { activity.started = number }
-            case Name.completed.rawValue: if let number = value.uint64 { activity.completed = number }
-            case Name.total.rawValue: if let number = value.uint64 { activity.total = number }
-            case Name.processID.rawValue:
-                if let number = value.uint32 { activity.processID = Self.credential(number) }
-            case Name.userID.rawValue:
-                if let number = value.uint32 { activity.userID = Self.credential(number) }
-            case Name.application.rawValue: if case .string(let text) = value { activity.application = text }
-            case Name.claimedApplication.rawValue:
-                if case .string(let text) = value { activity.claimedApplication = text }
-            case Name.icon.rawValue: if case .string(let text) = value { activity.icon = text }
-            case Name.kind.rawValue: if case .string(let text) = value { activity.kind = text }
-            case Name.fraction.rawValue:
-                if let number = value.double { activity.reportedFraction = (0...1).contains(number) ? number : nil }
-            case Name.rate.rawValue:
-                if let number = value.double { activity.rate = number.isFinite && number > 0 ? number : 0 }
+            case Object.label.name.rawValue: if let text = Object.label.decode(value) { activity.label = text }
+            case Object.owner.name.rawValue: if let text = Object.owner.decode(value) { activity.owner = text }
+            case Object.started.name.rawValue:
+                if let number = Object.started.decode(value) { activity.started = number }
+            case Object.completed.name.rawValue:
+                if let number = Object.completed.decode(value) { activity.completed = number }
+            case Object.total.name.rawValue: if let number = Object.total.decode(value) { activity.total = number }
+            case Object.processID.name.rawValue:
+                if let number = Object.processID.decode(value) { activity.processID = Self.credential(number) }
+            case Object.userID.name.rawValue:
+                if let number = Object.userID.decode(value) { activity.userID = Self.credential(number) }
+            case Object.application.name.rawValue:
+                if let text = Object.application.decode(value) { activity.application = text }
+            case Object.claimedApplication.name.rawValue:
+                if let text = Object.claimedApplication.decode(value) { activity.claimedApplication = text }
+            case Object.icon.name.rawValue: if let text = Object.icon.decode(value) { activity.icon = text }
+            case Object.kind.name.rawValue: if let text = Object.kind.decode(value) { activity.kind = text }
+            case Object.fraction.name.rawValue:
+                if let number = Object.fraction.decode(value) {
+                    activity.reportedFraction = (0...1).contains(number) ? number : nil
+                }
+            case Object.rate.name.rawValue:
+                if let number = Object.rate.decode(value) { activity.rate = number.isFinite && number > 0 ? number : 0 }
             default: break
             }
         }

@@ -272,7 +272,8 @@ final class ReportingSession {
                 // A report made before the end reaches the service before it: one connection's
                 // calls are answered in order, so the update needs no waiting for.
                 if activity.progressDirty { sendProgress(of: activity, to: remote.id) { _ in } }
-                call(NetActivityBus.Member.endActivity, [.uint32(remote.id)]) { _ in }
+                let method = NetActivityInterface.endActivity
+                call(method.name, method.arguments(remote.id)) { _ in }
             }
             if let timer = activity.updateTimer {
                 loop.cancel(timer)
@@ -312,11 +313,13 @@ final class ReportingSession {
             activity.beginInFlight = true
             let withHints = !activity.hints.isEmpty && !speaksVersionTwo
             if withHints {
-                call(NetActivityBus.Member.beginActivityWithHints, [.string(activity.label), activity.hints.dictionary]) {
+                let method = NetActivityInterface.beginActivityWithHints
+                call(method.name, method.arguments(activity.label, activity.hints.dictionary)) {
                     [self] result in beginAnswered(localID, result, withHints: true)
                 }
             } else {
-                call(NetActivityBus.Member.beginActivity, [.string(activity.label)]) { [self] result in
+                let method = NetActivityInterface.beginActivity
+                call(method.name, method.arguments(activity.label)) { [self] result in
                     beginAnswered(localID, result, withHints: false)
                 }
             }
@@ -330,14 +333,15 @@ final class ReportingSession {
     private func sendProgress(of activity: Tracked, to id: UInt32, _ handler: @escaping (ReplyResult) -> Void) {
         switch activity.progress {
         case .bytes(let completed, let total):
-            call(NetActivityBus.Member.updateActivity, [.uint32(id), .uint64(completed), .uint64(total)], handler)
+            let method = NetActivityInterface.updateActivity
+            call(method.name, method.arguments(id, completed, total), handler)
         case .fraction(let fraction) where speaksVersionTwo:
             let completed = UInt64((fraction * Double(Self.fractionScale)).rounded())
-            call(
-                NetActivityBus.Member.updateActivity, [.uint32(id), .uint64(completed), .uint64(Self.fractionScale)],
-                handler)
+            let method = NetActivityInterface.updateActivity
+            call(method.name, method.arguments(id, completed, Self.fractionScale), handler)
         case .fraction(let fraction):
-            call(NetActivityBus.Member.updateActivityFraction, [.uint32(id), .double(fraction)], handler)
+            let method = NetActivityInterface.updateActivityFraction
+            call(method.name, method.arguments(id, fraction), handler)
         }
     }
 
@@ -371,7 +375,9 @@ final class ReportingSession {
         }
         switch result {
         case .success(let reply):
-            if let id = (try? reply.arguments())?.first?.uint32, let owner = reply.sender?.rawValue {
+            if let id = (try? reply.arguments()).flatMap(NetActivityInterface.beginActivity.reply),
+                let owner = reply.sender?.rawValue
+            {
                 if serviceOwner == nil { serviceOwner = owner }
                 activity.remote = (id, owner)
             }

@@ -1,7 +1,9 @@
 import DBus
 
 /// The names the interface fixes for the service (docs/interface.md), declared once and used by
-/// the service, the client library, the command line, the tray, the benchmark and the tests.
+/// the service, the client library, the command line, the tray, the benchmark and the tests. The
+/// members themselves, with their types, are declared in `NetActivityInterface` and
+/// `ActivityObjectInterface`.
 public enum NetActivityBus {
     /// The well-known bus name.
     public static let name: BusName = "io.github.netactivity.NetActivity1"
@@ -52,15 +54,15 @@ public enum NetActivityBus {
         public static let activities = 65_536
     }
 
-    /// The main interface's members.
+    /// The main interface's method names, as `NetActivityInterface` declares them.
     public enum Member {
-        public static let push: MemberName = "Push"
-        public static let pop: MemberName = "Pop"
-        public static let beginActivity: MemberName = "BeginActivity"
-        public static let updateActivity: MemberName = "UpdateActivity"
-        public static let endActivity: MemberName = "EndActivity"
-        public static let beginActivityWithHints: MemberName = "BeginActivityWithHints"
-        public static let updateActivityFraction: MemberName = "UpdateActivityFraction"
+        public static let push = NetActivityInterface.push.name
+        public static let pop = NetActivityInterface.pop.name
+        public static let beginActivity = NetActivityInterface.beginActivity.name
+        public static let updateActivity = NetActivityInterface.updateActivity.name
+        public static let endActivity = NetActivityInterface.endActivity.name
+        public static let beginActivityWithHints = NetActivityInterface.beginActivityWithHints.name
+        public static let updateActivityFraction = NetActivityInterface.updateActivityFraction.name
     }
 
     /// The keys of `BeginActivityWithHints`' hints.
@@ -77,34 +79,34 @@ public enum NetActivityBus {
         public static let kinds = ["download", "upload", "sync", "update", "other"]
     }
 
-    /// The main interface's properties.
+    /// The main interface's property names, as `NetActivityInterface` declares them.
     public enum Property {
-        public static let active: MemberName = "Active"
-        public static let visible: MemberName = "Visible"
-        public static let count: MemberName = "Count"
-        public static let progress: MemberName = "Progress"
-        public static let activities: MemberName = "Activities"
-        public static let version: MemberName = "Version"
-        public static let rate: MemberName = "Rate"
-        public static let interfaceVersion: MemberName = "InterfaceVersion"
+        public static let active = NetActivityInterface.active.name
+        public static let visible = NetActivityInterface.visible.name
+        public static let count = NetActivityInterface.count.name
+        public static let progress = NetActivityInterface.progress.name
+        public static let activities = NetActivityInterface.activities.name
+        public static let version = NetActivityInterface.version.name
+        public static let rate = NetActivityInterface.rate.name
+        public static let interfaceVersion = NetActivityInterface.interfaceVersion.name
     }
 
-    /// The activity interface's properties.
+    /// The activity interface's property names, as `ActivityObjectInterface` declares them.
     public enum ActivityProperty {
-        public static let id: MemberName = "Id"
-        public static let label: MemberName = "Label"
-        public static let owner: MemberName = "Owner"
-        public static let started: MemberName = "Started"
-        public static let completed: MemberName = "Completed"
-        public static let total: MemberName = "Total"
-        public static let processID: MemberName = "ProcessID"
-        public static let userID: MemberName = "UserID"
-        public static let application: MemberName = "Application"
-        public static let claimedApplication: MemberName = "ClaimedApplication"
-        public static let icon: MemberName = "Icon"
-        public static let kind: MemberName = "Kind"
-        public static let fraction: MemberName = "Fraction"
-        public static let rate: MemberName = "Rate"
+        public static let id = ActivityObjectInterface.id.name
+        public static let label = ActivityObjectInterface.label.name
+        public static let owner = ActivityObjectInterface.owner.name
+        public static let started = ActivityObjectInterface.started.name
+        public static let completed = ActivityObjectInterface.completed.name
+        public static let total = ActivityObjectInterface.total.name
+        public static let processID = ActivityObjectInterface.processID.name
+        public static let userID = ActivityObjectInterface.userID.name
+        public static let application = ActivityObjectInterface.application.name
+        public static let claimedApplication = ActivityObjectInterface.claimedApplication.name
+        public static let icon = ActivityObjectInterface.icon.name
+        public static let kind = ActivityObjectInterface.kind.name
+        public static let fraction = ActivityObjectInterface.fraction.name
+        public static let rate = ActivityObjectInterface.rate.name
     }
 
     /// `ProcessID` and `UserID` before the bus has told the service.

@@ -70,13 +70,12 @@ public struct ActivityInfo: Equatable, Hashable, Sendable {
         return Double(total - min(completed, total)) / rate
     }
 
-    /// Decodes one `(ussttt)` struct; nil if it has another shape.
+    /// Decodes one entry of `Activities`, `(ussttt)`; nil if it has another shape.
     public init?(_ value: Value) {
-        guard let fields = value.fields, fields.count == 6,
-            let id = fields[0].uint32, case .string(let owner) = fields[1], case .string(let label) = fields[2],
-            let completed = fields[3].uint64, let total = fields[4].uint64, let started = fields[5].uint64
-        else { return nil }
-        self.init(id: id, owner: owner, label: label, completed: completed, total: total, started: started)
+        guard let entry = ActivityEntry(value) else { return nil }
+        self.init(
+            id: entry.id, owner: entry.owner, label: entry.label, completed: entry.completed, total: entry.total,
+            started: entry.started)
     }
 }
 
@@ -129,19 +128,23 @@ public struct IndicatorSnapshot: Equatable, Sendable {
     /// Applies property values (from `GetAll` or `PropertiesChanged`, variants unwrapped or
     /// not); values of an unexpected type are ignored, never trusted.
     public mutating func apply(_ properties: [String: Value]) {
-        typealias Name = NetActivityBus.Property
-        for (name, wrapped) in properties {
-            let value = wrapped.unwrapped ?? wrapped
+        typealias Main = NetActivityInterface
+        for (name, value) in properties {
             switch name {
-            case Name.active.rawValue: if let flag = value.bool { active = flag }
-            case Name.visible.rawValue: if let flag = value.bool { visible = flag }
-            case Name.count.rawValue: if let number = value.uint32 { count = number }
-            case Name.progress.rawValue:
-                if let fraction = value.double { progress = fraction >= 0 && fraction.isFinite ? min(1, fraction) : nil }
-            case Name.rate.rawValue:
-                if let number = value.double { rate = number.isFinite && number > 0 ? number : 0 }
-            case Name.activities.rawValue:
-                if let elements = value.elements { activities = elements.compactMap(ActivityInfo.init) }
+            case Main.active.name.rawValue: if let flag = Main.active.decode(value) { active = flag }
+            case Main.visible.name.rawValue: if let flag = Main.visible.decode(value) { visible = flag }
+            case Main.count.name.rawValue: if let number = Main.count.decode(value) { count = number }
+            case Main.progress.name.rawValue:
+                if let fraction = Main.progress.decode(value) {
+                    progress = fraction >= 0 && fraction.isFinite ? min(1, fraction) : nil
+                }
+            case Main.rate.name.rawValue:
+                if let number = Main.rate.decode(value) { rate = number.isFinite && number > 0 ? number : 0 }
+            case Main.activities.name.rawValue:
+                // Entry by entry: one of another shape is left out, the others kept.
+                if let elements = (value.unwrapped ?? value).elements {
+                    activities = elements.compactMap(ActivityInfo.init)
+                }
             default: break
             }
         }

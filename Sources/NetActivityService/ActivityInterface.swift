@@ -2,76 +2,68 @@ import DBus
 import NetActivityContract
 import NetActivityModel
 
-/// The service's two interface tables, each declared once: dispatch, introspection,
-/// `Properties`, `PropertiesChanged` and the ObjectManager's dictionaries all come from them.
+/// The service's two interface tables, bound to the contract's descriptors: dispatch,
+/// introspection, `Properties`, `PropertiesChanged` and the ObjectManager's dictionaries all
+/// come from them.
 extension Service {
-    /// `io.github.netactivity.NetActivity1` on the main object.
-    func makeInterface() -> Interface {
-        typealias Member = NetActivityBus.Member
-        typealias Name = NetActivityBus.Property
-        return Interface(
-            NetActivityBus.interface,
+    /// `io.github.netactivity.NetActivity1` on the main object, bound to its descriptors;
+    /// `announced` learns which announcement flag names each property.
+    func makeInterface(announcing announced: inout AnnouncedProperties) -> Interface {
+        typealias Main = NetActivityInterface
+        return Main.descriptor.bind(
             methods: [
-                Method(Member.push) { [unowned self] _ in
+                Main.push.bind { [unowned self] _ in
                     announce(try perform { indicator throws(LedgerError) in try indicator.push() })
-                    return []
+                    return NoReply()
                 },
-                Method(Member.pop) { [unowned self] _ in
+                Main.pop.bind { [unowned self] _ in
                     announce(try perform { indicator throws(LedgerError) in try indicator.pop() })
-                    return []
+                    return NoReply()
                 },
-                Method(Member.beginActivity, inputs: [Argument("label", "s")], outputs: [Argument("id", "u")]) {
-                    [unowned self] call in
-                    [.uint32(try begin(owner: call.sender, label: call.arguments[0].string ?? ""))]
+                Main.beginActivity.bind { [unowned self] call in
+                    let label = try Self.arguments(Main.beginActivity, call)
+                    return try begin(owner: call.sender, label: label)
                 },
-                Method(
-                    Member.beginActivityWithHints, inputs: [Argument("label", "s"), Argument("hints", "a{sv}")],
-                    outputs: [Argument("id", "u")]
-                ) { [unowned self] call in
-                    let hints = try Self.hints(call.arguments[1])
-                    return [.uint32(try begin(owner: call.sender, label: call.arguments[0].string ?? "", hints: hints))]
+                Main.beginActivityWithHints.bind { [unowned self] call in
+                    let (label, dictionary) = try Self.arguments(Main.beginActivityWithHints, call)
+                    return try begin(owner: call.sender, label: label, hints: try Self.hints(dictionary))
                 },
-                Method(Member.updateActivityFraction, inputs: [Argument("id", "u"), Argument("fraction", "d")]) {
-                    [unowned self] call in
-                    let id = call.arguments[0].uint32 ?? 0
-                    let fraction = call.arguments[1].double ?? .nan
+                Main.updateActivityFraction.bind { [unowned self] call in
+                    let (id, fraction) = try Self.arguments(Main.updateActivityFraction, call)
                     let owner = call.sender
                     announce(
                         try perform { indicator throws(LedgerError) in
                             try indicator.updateFraction(id, by: owner, fraction: fraction)
                         })
-                    return []
+                    return NoReply()
                 },
-                Method(
-                    Member.updateActivity,
-                    inputs: [Argument("id", "u"), Argument("completed", "t"), Argument("total", "t")]
-                ) { [unowned self] call in
-                    let id = call.arguments[0].uint32 ?? 0
-                    let completed = call.arguments[1].uint64 ?? 0
-                    let total = call.arguments[2].uint64 ?? 0
+                Main.updateActivity.bind { [unowned self] call in
+                    let (id, completed, total) = try Self.arguments(Main.updateActivity, call)
                     let owner = call.sender
                     announce(
                         try perform { indicator throws(LedgerError) in
                             try indicator.update(id, by: owner, completed: completed, total: total)
                         })
-                    return []
+                    return NoReply()
                 },
-                Method(Member.endActivity, inputs: [Argument("id", "u")]) { [unowned self] call in
-                    try end(call.arguments[0].uint32 ?? 0, by: call.sender)
-                    return []
+                Main.endActivity.bind { [unowned self] call in
+                    try end(try Self.arguments(Main.endActivity, call), by: call.sender)
+                    return NoReply()
                 },
             ],
             properties: [
-                Property(Name.active, "b") { [unowned self] in .boolean(indicator.ledger.isActive) },
-                Property(Name.visible, "b") { [unowned self] in .boolean(indicator.isVisible) },
-                Property(Name.count, "u") { [unowned self] in .uint32(indicator.ledger.count) },
-                Property(Name.progress, "d") { [unowned self] in .double(indicator.ledger.progress) },
-                Property(Name.rate, "d") { [unowned self] in .double(indicator.ledger.rate) },
-                Property(Name.activities, "a(ussttt)", changeSignal: .invalidates) { [unowned self] in
-                    Self.encode(indicator.ledger.activities)
+                announced.bind(Main.active, when: { $0.active != nil }) { [unowned self] in indicator.ledger.isActive },
+                announced.bind(Main.visible, when: { $0.visible != nil }) { [unowned self] in indicator.isVisible },
+                announced.bind(Main.count, when: { $0.count != nil }) { [unowned self] in indicator.ledger.count },
+                announced.bind(Main.progress, when: { $0.progress != nil }) { [unowned self] in
+                    indicator.ledger.progress
                 },
-                Property(Name.version, "s", changeSignal: .constant) { .string(NetActivityBus.version) },
-                Property(Name.interfaceVersion, "u", changeSignal: .constant) { .uint32(NetActivityBus.interfaceVersion) },
+                announced.bind(Main.rate, when: { $0.rate != nil }) { [unowned self] in indicator.ledger.rate },
+                announced.bind(Main.activities, when: \.activitiesChanged) { [unowned self] in
+                    indicator.ledger.activities.map(Self.entry)
+                },
+                Main.version.bind { NetActivityBus.version },
+                Main.interfaceVersion.bind { NetActivityBus.interfaceVersion },
             ])
     }
 
@@ -81,72 +73,56 @@ extension Service {
     /// built for each lookup cost GetManagedObjects over 65,536 objects more than marshalling
     /// them (docs/benchmarks.md, "Scale").
     func makeActivityInterface(reading described: DescribedActivity) -> Interface {
-        typealias Name = NetActivityBus.ActivityProperty
-        return Interface(
-            NetActivityBus.activityInterface,
+        typealias Object = ActivityObjectInterface
+        return Object.descriptor.bind(
             properties: [
-                Property(Name.id, .uint32, changeSignal: .constant) { .uint32(described.activity.id) },
-                Property(Name.label, .string, changeSignal: .constant) { .string(described.activity.label) },
-                Property(Name.owner, .string, changeSignal: .constant) { .string(described.activity.owner) },
-                Property(Name.started, .uint64, changeSignal: .constant) { .uint64(described.activity.started) },
-                Property(Name.completed, .uint64) { .uint64(described.activity.completed) },
-                Property(Name.total, .uint64) { .uint64(described.activity.total) },
-                Property(Name.processID, .uint32) {
-                    .uint32(described.attribution?.processID ?? NetActivityBus.unknownCredential)
-                },
-                Property(Name.userID, .uint32) { .uint32(described.attribution?.userID ?? NetActivityBus.unknownCredential) },
-                Property(Name.application, .string) { .string(described.attribution?.application ?? "") },
-                Property(Name.claimedApplication, .string, changeSignal: .constant) {
-                    .string(described.activity.hints.application)
-                },
-                Property(Name.icon, .string, changeSignal: .constant) { .string(described.activity.hints.icon) },
-                Property(Name.kind, .string, changeSignal: .constant) { .string(described.activity.hints.kind.rawValue) },
-                Property(Name.fraction, .double) { .double(described.activity.fraction) },
-                Property(Name.rate, .double) { .double(described.activity.rate) },
+                Object.id.bind { described.activity.id },
+                Object.label.bind { described.activity.label },
+                Object.owner.bind { described.activity.owner },
+                Object.started.bind { described.activity.started },
+                Object.completed.bind { described.activity.completed },
+                Object.total.bind { described.activity.total },
+                Object.processID.bind { described.attribution?.processID ?? NetActivityBus.unknownCredential },
+                Object.userID.bind { described.attribution?.userID ?? NetActivityBus.unknownCredential },
+                Object.application.bind { described.attribution?.application ?? "" },
+                Object.claimedApplication.bind { described.activity.hints.application },
+                Object.icon.bind { described.activity.hints.icon },
+                Object.kind.bind { described.activity.hints.kind.rawValue },
+                Object.fraction.bind { described.activity.fraction },
+                Object.rate.bind { described.activity.rate },
             ])
     }
 
-    private static let activityStructure: Signature = "(ussttt)"
-
-    /// `Activities` on the wire: `a(ussttt)`.
-    static func encode(_ activities: [Activity]) -> Value {
-        .array(
-            element: activityStructure,
-            activities.map {
-                .structure([
-                    .uint32($0.id), .string($0.owner), .string($0.label),
-                    .uint64($0.completed), .uint64($0.total), .uint64($0.started),
-                ])
-            })
+    /// A call's arguments as `method` declares them. The object server has checked the call's
+    /// signature, so this throws only if that check and the declaration ever disagree.
+    static func arguments<Reply, each Input>(
+        _ method: MethodDescriptor<Reply, repeat each Input>, _ call: borrowing MethodCall
+    ) throws(BusError) -> (repeat each Input) {
+        do {
+            return try method.decode(call.arguments)
+        } catch {
+            throw BusError(.invalidArgs, "\(method.name) takes (\(method.declaration.inputSignature))")
+        }
     }
 
-    /// The main object's properties an announcement names, in a fixed order.
-    static func names(_ announcement: Announcement) -> [MemberName] {
-        typealias Name = NetActivityBus.Property
-        var names: [MemberName] = []
-        if announcement.active != nil { names.append(Name.active) }
-        if announcement.visible != nil { names.append(Name.visible) }
-        if announcement.count != nil { names.append(Name.count) }
-        if announcement.progress != nil { names.append(Name.progress) }
-        if announcement.rate != nil { names.append(Name.rate) }
-        if announcement.activitiesChanged { names.append(Name.activities) }
-        return names
+    /// One entry of `Activities`.
+    static func entry(_ activity: Activity) -> ActivityEntry {
+        ActivityEntry(
+            id: activity.id, owner: activity.owner, label: activity.label, completed: activity.completed,
+            total: activity.total, started: activity.started)
     }
 
     /// An activity's progress is one signal (contract version 3).
-    static let progressNames = [
-        NetActivityBus.ActivityProperty.completed, NetActivityBus.ActivityProperty.total,
-        NetActivityBus.ActivityProperty.fraction, NetActivityBus.ActivityProperty.rate,
-    ]
+    static let progressNames = ActivityObjectInterface.progressNames
 
     /// `BeginActivityWithHints`' hints: the known keys checked, unknown ones ignored (newer
     /// clients), nothing kept of the dictionary beyond the three values.
     ///
     /// - Throws: `InvalidArgs` naming the key, for a known hint of the wrong type or value.
-    static func hints(_ dictionary: Value) throws(BusError) -> ActivityHints {
+    static func hints(_ dictionary: VariantDictionary) throws(BusError) -> ActivityHints {
         typealias Hint = NetActivityBus.Hint
         var hints = ActivityHints()
-        for entry in dictionary.elements ?? [] {
+        for entry in dictionary.value.elements ?? [] {
             guard case .dictEntry(let key, let wrapped) = entry, case .string(let name) = key,
                 name == Hint.application || name == Hint.icon || name == Hint.kind
             else { continue }
@@ -173,20 +149,31 @@ extension Service {
         }
         return hints
     }
-    static let attributionNames = [
-        NetActivityBus.ActivityProperty.processID, NetActivityBus.ActivityProperty.userID,
-        NetActivityBus.ActivityProperty.application,
-    ]
+
+    /// What an owner's activity objects announce once the bus has told who the owner is.
+    static let attributionNames = ActivityObjectInterface.attributionNames
 }
 
-// Made once: the activity table above is built for every activity object a call, a signal or
-// GetManagedObjects touches, and a signature written as a literal is checked by libdbus each
-// time it is made.
-extension Signature {
-    fileprivate static let uint32: Signature = "u"
-    fileprivate static let uint64: Signature = "t"
-    fileprivate static let string: Signature = "s"
-    fileprivate static let double: Signature = "d"
+/// Which of the main object's properties an `Announcement` names: each property bound with
+/// the flag that says it changed, so a new property is announced from the line that binds it.
+struct AnnouncedProperties {
+    private var flags: [(name: MemberName, isNamed: (Announcement) -> Bool)] = []
+
+    /// `descriptor` bound to `get`, named in a change signal whenever `isNamed` says so.
+    mutating func bind<Type>(
+        _ descriptor: PropertyDescriptor<Type>, when isNamed: @escaping (Announcement) -> Bool,
+        _ get: @escaping () -> Type
+    ) -> Property {
+        flags.append((descriptor.name, isNamed))
+        return descriptor.bind(get)
+    }
+
+    /// The properties `announcement` names, in the order they are declared.
+    func names(_ announcement: Announcement) -> [MemberName] {
+        var names: [MemberName] = []
+        for flag in flags where flag.isNamed(announcement) { names.append(flag.name) }
+        return names
+    }
 }
 
 /// The activity object the activity table's getters read: the one looked up last.

@@ -29,6 +29,8 @@ public final class Service {
     private(set) var attributions: [String: Attribution] = [:]
     // Owners whose credentials have been asked for; an owner leaves this set when it leaves.
     private var askedOwners: Set<String> = []
+    // Which main-object properties each announcement names; filled when the table is made.
+    private var announced = AnnouncedProperties()
     // Past this many bytes queued for the bus, throttled signals merge instead of queueing.
     private static let outgoingLimit = 1 << 20
 
@@ -71,7 +73,7 @@ public final class Service {
         // message size, where the bus would drop the service rather than the reply.
         if options.perUserLimits { connection.maximumMessageSize = Connection.systemBusMessageSize }
         let server = ObjectServer(connection: connection)
-        server.export([makeInterface()], at: NetActivityBus.path, managingObjects: true)
+        server.export([makeInterface(announcing: &announced)], at: NetActivityBus.path, managingObjects: true)
         let described = DescribedActivity()
         let activityInterfaces = [makeActivityInterface(reading: described)]
         server.exportSubtree(
@@ -225,7 +227,8 @@ public final class Service {
                     Self.progressNames, of: NetActivityBus.activityInterface, at: NetActivityBus.activityPath(id))
             }
             if !announcement.mainIsEmpty {
-                try? server.emitPropertiesChanged(Self.names(announcement), of: NetActivityBus.interface, at: NetActivityBus.path)
+                try? server.emitPropertiesChanged(
+                    announced.names(announcement), of: NetActivityBus.interface, at: NetActivityBus.path)
             }
         }
         rescheduleTimer()

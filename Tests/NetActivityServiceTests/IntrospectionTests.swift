@@ -3,6 +3,7 @@ import DBus
 import NetActivityTestSupport
 import Foundation
 import FoundationXML
+import NetActivityContract
 import NetActivityService
 import Testing
 
@@ -95,25 +96,18 @@ import Testing
 
         let differences = running.differences(from: checkedIn)
         #expect(differences.isEmpty, "the running service and \(file.lastPathComponent) differ:\n\(differences.joined(separator: "\n"))")
-        // The contract's table, so that both sides cannot drift together.
+        let declared = NetActivityInterface.descriptor
         #expect(checkedIn.methods.mapValues { method in
             ["in", "out"].map { direction in method.arguments.filter { $0.direction == direction }.map(\.type).joined() }
-        } == [
-            "Push": ["", ""], "Pop": ["", ""], "BeginActivity": ["s", "u"], "BeginActivityWithHints": ["sa{sv}", "u"],
-            "UpdateActivity": ["utt", ""], "UpdateActivityFraction": ["ud", ""], "EndActivity": ["u", ""],
-        ])
-        #expect(checkedIn.properties.mapValues(\.type) == [
-            "Active": "b", "Visible": "b", "Count": "u", "Progress": "d", "Rate": "d", "Activities": "a(ussttt)",
-            "Version": "s", "InterfaceVersion": "u",
-        ])
-        for (name, property) in checkedIn.properties {
-            #expect(property.access == "read", "\(name)")
-            let expected = switch name {
-            case "Version", "InterfaceVersion": "const"
-            case "Activities": "invalidates"
-            default: "true"
-            }
-            #expect(property.annotations == [InterfaceShape.emitsChangedSignal: expected], "\(name)")
+        } == Dictionary(uniqueKeysWithValues: declared.methods.map {
+            ($0.name.rawValue, [$0.inputSignature, $0.outputSignature])
+        }))
+        #expect(checkedIn.properties.mapValues(\.type) == Self.types(of: declared))
+        for property in declared.properties {
+            #expect(checkedIn.properties[property.name.rawValue]?.access == "read", "\(property.name)")
+            #expect(
+                checkedIn.properties[property.name.rawValue]?.annotations
+                    == [InterfaceShape.emitsChangedSignal: property.changes.rawValue], "\(property.name)")
         }
     }
 
@@ -132,15 +126,56 @@ import Testing
             source: "Introspect of a running activity object")
         let differences = running.differences(from: checkedIn)
         #expect(differences.isEmpty, "activity object and \(file.lastPathComponent) differ:\n\(differences.joined(separator: "\n"))")
-        #expect(checkedIn.properties.mapValues(\.type) == [
-            "Id": "u", "Label": "s", "Owner": "s", "Started": "t", "Completed": "t", "Total": "t",
-            "ProcessID": "u", "UserID": "u", "Application": "s", "ClaimedApplication": "s", "Icon": "s", "Kind": "s",
-            "Fraction": "d", "Rate": "d",
-        ])
-        for (name, property) in checkedIn.properties {
-            let constant = ["Id", "Label", "Owner", "Started", "ClaimedApplication", "Icon", "Kind"].contains(name)
-            #expect(property.annotations == [InterfaceShape.emitsChangedSignal: constant ? "const" : "true"], "\(name)")
+        let declared = ActivityObjectInterface.descriptor
+        #expect(declared.methods.isEmpty && checkedIn.methods.isEmpty)
+        #expect(checkedIn.properties.mapValues(\.type) == Self.types(of: declared))
+        for property in declared.properties {
+            #expect(
+                checkedIn.properties[property.name.rawValue]?.annotations
+                    == [InterfaceShape.emitsChangedSignal: property.changes.rawValue], "\(property.name)")
         }
+    }
+
+    // MARK: - The contract's list
+
+    /// The contract's methods (in and out signatures) and properties (type and change signal),
+    /// written out here so that the descriptors, the XML generated from them and the running
+    /// service cannot drift together.
+    static let contractMethods: [String: [String]] = [
+        "Push": ["", ""], "Pop": ["", ""], "BeginActivity": ["s", "u"], "BeginActivityWithHints": ["sa{sv}", "u"],
+        "UpdateActivity": ["utt", ""], "UpdateActivityFraction": ["ud", ""], "EndActivity": ["u", ""],
+    ]
+    static let contractProperties: [String: [String]] = [
+        "Active": ["b", "true"], "Visible": ["b", "true"], "Count": ["u", "true"], "Progress": ["d", "true"],
+        "Rate": ["d", "true"], "Activities": ["a(ussttt)", "invalidates"], "Version": ["s", "const"],
+        "InterfaceVersion": ["u", "const"],
+    ]
+    static let contractActivityProperties: [String: [String]] = [
+        "Id": ["u", "const"], "Label": ["s", "const"], "Owner": ["s", "const"], "Started": ["t", "const"],
+        "Completed": ["t", "true"], "Total": ["t", "true"], "ProcessID": ["u", "true"], "UserID": ["u", "true"],
+        "Application": ["s", "true"], "ClaimedApplication": ["s", "const"], "Icon": ["s", "const"],
+        "Kind": ["s", "const"], "Fraction": ["d", "true"], "Rate": ["d", "true"],
+    ]
+
+    @Test func theDescriptorsDeclareTheContractsMembers() {
+        let main = NetActivityInterface.descriptor
+        #expect(main.name == NetActivityBus.interface)
+        #expect(Dictionary(uniqueKeysWithValues: main.methods.map {
+            ($0.name.rawValue, [$0.inputSignature, $0.outputSignature])
+        }) == Self.contractMethods)
+        for (declared, contract) in [
+            (main, Self.contractProperties), (ActivityObjectInterface.descriptor, Self.contractActivityProperties),
+        ] {
+            #expect(Dictionary(uniqueKeysWithValues: declared.properties.map {
+                ($0.name.rawValue, [$0.signature.rawValue, $0.changes.rawValue])
+            }) == contract, "\(declared.name)")
+        }
+        #expect(ActivityObjectInterface.descriptor.name == NetActivityBus.activityInterface)
+    }
+
+    /// Property name → signature, as `interface` declares them.
+    static func types(of interface: InterfaceDescriptor) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: interface.properties.map { ($0.name.rawValue, $0.signature.rawValue) })
     }
 
     // MARK: - Peer

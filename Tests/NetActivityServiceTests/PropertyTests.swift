@@ -2,16 +2,16 @@ import BusTestSupport
 import DBus
 import NetActivityTestSupport
 import Foundation
+import NetActivityContract
 import NetActivityService
 import Testing
 
 /// docs/interface.md, "Properties": values, types, and the standard Properties interface.
 @Suite struct PropertyTests {
-    /// Every property with its D-Bus type.
-    static let types: [String: Signature] = [
-        "Active": "b", "Visible": "b", "Count": "u", "Progress": "d", "Rate": "d", "Activities": "a(ussttt)",
-        "Version": "s", "InterfaceVersion": "u",
-    ]
+    /// Every property with its D-Bus type, as declared (`IntrospectionTests` pins the
+    /// declaration to the contract's list).
+    static let types: [String: Signature] = Dictionary(
+        uniqueKeysWithValues: NetActivityInterface.descriptor.properties.map { ($0.name.rawValue, $0.signature) })
 
     // MARK: - Values
 

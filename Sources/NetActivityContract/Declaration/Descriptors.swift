@@ -1,0 +1,230 @@
+import DBus
+
+// Typed declarations of an interface's members, as zbus's `#[interface]` and sd-bus's vtables
+// declare them: the service binds handlers and getters to them, clients build calls and decode
+// replies and values through them, and the introspection XML is generated from them.
+
+// MARK: - Properties
+
+/// One read-only property: its name, its Swift type (whose signature it has on the bus), how
+/// its changes are announced, and a one-line description.
+public struct PropertyDescriptor<Type: DBusRepresentable>: Sendable {
+    /// The property's name.
+    public let name: MemberName
+    /// `Type.signature`, made once.
+    public let signature: Signature
+    /// How `PropertiesChanged` announces it (`EmitsChangedSignal`).
+    public let changes: ChangeSignal
+    /// What it means, for the introspection XML and the docs.
+    public let doc: String
+
+    /// A property called `name`, announced as `changes` says.
+    public init(_ name: MemberName, changes: ChangeSignal = .emitsValue, doc: String) {
+        self.name = name
+        self.signature = Type.signature
+        self.changes = changes
+        self.doc = doc
+    }
+
+    /// The property without its Swift type, for tables and the XML.
+    public var declaration: PropertyDeclaration {
+        PropertyDeclaration(name: name, signature: signature, changes: changes, doc: doc)
+    }
+
+    /// Decodes a value of this property as `Get`, `GetAll`, `PropertiesChanged` or the
+    /// ObjectManager's dictionaries carry it (in a variant or not); nil for another type.
+    @inlinable public func decode(_ value: Value) -> Type? {
+        Type(value.unwrapped ?? value)
+    }
+
+    /// The exported property, whose getter `get` is read at every `Get`, `GetAll` and change
+    /// signal.
+    public func bind(_ get: @escaping () -> Type) -> Property {
+        Property(name, signature, changeSignal: changes) { get().value }
+    }
+}
+
+/// A property's declaration without its Swift type.
+public struct PropertyDeclaration: Sendable, Equatable {
+    public let name: MemberName
+    public let signature: Signature
+    public let changes: ChangeSignal
+    public let doc: String
+}
+
+// MARK: - Methods
+
+/// The name of one argument of type `Type`; written as a string literal in a declaration.
+public struct ArgumentName<Type: DBusRepresentable>: Sendable, ExpressibleByStringLiteral {
+    public let name: String
+    public init(stringLiteral name: String) { self.name = name }
+}
+
+/// A method's reply: no value (`NoReply`) or one value of a `DBusRepresentable` type.
+public protocol MethodReply: Sendable {
+    /// The reply's output signatures, one per value.
+    static var signatures: [Signature] { get }
+    /// Decodes a reply's values; nil if they have another shape.
+    init?(values: [Value])
+    /// The reply's values.
+    var values: [Value] { get }
+}
+
+extension MethodReply where Self: DBusRepresentable {
+    public static var signatures: [Signature] { [signature] }
+    public init?(values: [Value]) {
+        guard values.count == 1 else { return nil }
+        self.init(values[0])
+    }
+    public var values: [Value] { [value] }
+}
+
+extension UInt32: MethodReply {}
+
+/// The empty reply of a method that returns nothing.
+public struct NoReply: MethodReply {
+    public static let signatures: [Signature] = []
+    public init() {}
+    public init?(values: [Value]) {
+        guard values.isEmpty else { return nil }
+    }
+    public var values: [Value] { [] }
+}
+
+/// The arguments of a call did not have the method's input types.
+public struct ArgumentMismatch: Error {
+    @usableFromInline init() {}
+}
+
+/// One method: its name, its argument names and types (`Input`), its reply (`Reply`), and a
+/// description.
+public struct MethodDescriptor<Reply: MethodReply, each Input: DBusRepresentable>: Sendable {
+    /// The method's name.
+    public let name: MemberName
+    /// The interface it belongs to, which a call names.
+    public let interface: InterfaceName
+    /// The input arguments, named, in order.
+    public let inputs: [ArgumentDeclaration]
+    /// The output arguments, named, in order.
+    public let outputs: [ArgumentDeclaration]
+    /// What it does and which errors it answers, for the introspection XML.
+    public let doc: String
+
+    /// A method called `name` of `interface` whose arguments are called `arguments` and whose
+    /// reply values are called `replyNames`.
+    public init(
+        _ name: MemberName, of interface: InterfaceName, _ arguments: repeat ArgumentName<each Input>,
+        returning replyNames: [String] = [], doc: String
+    ) {
+        precondition(replyNames.count == Reply.signatures.count, "\(name): one name per reply value")
+        self.name = name
+        self.interface = interface
+        var inputs: [ArgumentDeclaration] = []
+        repeat inputs.append(ArgumentDeclaration(name: (each arguments).name, signature: (each Input).signature))
+        self.inputs = inputs
+        outputs = zip(replyNames, Reply.signatures).map { ArgumentDeclaration(name: $0, signature: $1) }
+        self.doc = doc
+    }
+
+    /// The method without its Swift types, for tables and the XML.
+    public var declaration: MethodDeclaration {
+        MethodDeclaration(name: name, inputs: inputs, outputs: outputs, doc: doc)
+    }
+
+    /// A call's arguments, in order.
+    @inlinable public func arguments(_ input: repeat each Input) -> [Value] {
+        var values: [Value] = []
+        repeat values.append((each input).value)
+        return values
+    }
+
+    /// A call of this method to `destination`'s object at `path`.
+    ///
+    /// - Throws: `BusError` if libdbus cannot build the message.
+    public func call(
+        _ input: repeat each Input, destination: BusName, path: ObjectPath
+    ) throws(BusError) -> Message {
+        try Message.methodCall(
+            destination: destination, path: path, interface: interface, member: name,
+            arguments: arguments(repeat each input))
+    }
+
+    /// Decodes a call's arguments.
+    ///
+    /// - Throws: `ArgumentMismatch` if they are not exactly the method's input types.
+    @inlinable public func decode(_ values: [Value]) throws(ArgumentMismatch) -> (repeat each Input) {
+        guard values.count == inputs.count else { throw ArgumentMismatch() }
+        var index = 0
+        func next<Argument: DBusRepresentable>(_: Argument.Type) throws(ArgumentMismatch) -> Argument {
+            guard let decoded = Argument(values[index]) else { throw ArgumentMismatch() }
+            index += 1
+            return decoded
+        }
+        return try (repeat next((each Input).self))
+    }
+
+    /// Decodes a reply's values; nil if they have another shape.
+    @inlinable public func reply(_ values: [Value]) -> Reply? {
+        Reply(values: values)
+    }
+
+    /// The exported method, answered by `handler`. The object server checks a call's
+    /// signature against `inputs` before `handler` runs, so `decode` cannot fail there.
+    public func bind(_ handler: @escaping (borrowing MethodCall) throws -> Reply) -> Method {
+        Method(
+            name, inputs: inputs.map { Argument($0.name, $0.signature) },
+            outputs: outputs.map { Argument($0.name, $0.signature) }
+        ) { call in try handler(call).values }
+    }
+}
+
+/// One named, typed argument.
+public struct ArgumentDeclaration: Sendable, Equatable {
+    public let name: String
+    public let signature: Signature
+}
+
+/// A method's declaration without its Swift types.
+public struct MethodDeclaration: Sendable, Equatable {
+    public let name: MemberName
+    public let inputs: [ArgumentDeclaration]
+    public let outputs: [ArgumentDeclaration]
+    public let doc: String
+
+    /// The input signature, e.g. `utt`.
+    public var inputSignature: String { inputs.map(\.signature.rawValue).joined() }
+    /// The output signature, e.g. `u`.
+    public var outputSignature: String { outputs.map(\.signature.rawValue).joined() }
+}
+
+// MARK: - Interfaces
+
+/// An interface as the contract declares it: its name, description, methods and properties,
+/// in the order the service exports them.
+public struct InterfaceDescriptor: Sendable {
+    public let name: InterfaceName
+    /// What the interface is, for the introspection XML.
+    public let doc: String
+    public let methods: [MethodDeclaration]
+    public let properties: [PropertyDeclaration]
+
+    public init(
+        _ name: InterfaceName, doc: String, methods: [MethodDeclaration] = [], properties: [PropertyDeclaration]
+    ) {
+        self.name = name
+        self.doc = doc
+        self.methods = methods
+        self.properties = properties
+    }
+
+    /// The exported interface built from bound `methods` and `properties`: every declared
+    /// member bound once, none other, in the declared order.
+    ///
+    /// A mismatch is the service's own mistake, found at its start, never caused by a peer.
+    public func bind(methods: [Method] = [], properties: [Property]) -> Interface {
+        precondition(
+            methods.map(\.name) == self.methods.map(\.name) && properties.map(\.name) == self.properties.map(\.name),
+            "\(name): bind every declared member once, in the declared order")
+        return Interface(name, methods: methods, properties: properties)
+    }
+}

@@ -1,0 +1,73 @@
+import DBus
+import NetActivityContract
+import Testing
+
+/// The descriptors' typed halves: signatures derived from Swift types, values decoded strictly,
+/// calls built and decoded as declared, and the XML comments they generate.
+@Suite struct DescriptorTests {
+    @Test func signaturesComeFromTheSwiftTypes() {
+        #expect(Bool.signature == "b" && UInt32.signature == "u" && UInt64.signature == "t")
+        #expect(Double.signature == "d" && String.signature == "s" && VariantDictionary.signature == "a{sv}")
+        #expect([ActivityEntry].signature == "a(ussttt)")
+        #expect(NetActivityInterface.activities.signature == "a(ussttt)")
+        #expect(NetActivityInterface.updateActivity.declaration.inputSignature == "utt")
+        #expect(NetActivityInterface.beginActivityWithHints.declaration.inputSignature == "sa{sv}")
+        #expect(NetActivityInterface.beginActivity.declaration.outputSignature == "u")
+    }
+
+    @Test func valuesOfAnotherTypeDecodeToNil() {
+        #expect(NetActivityInterface.count.decode(.variant(.uint32(3))) == 3)
+        #expect(NetActivityInterface.count.decode(.uint32(3)) == 3)
+        #expect(NetActivityInterface.count.decode(.int32(3)) == nil)
+        #expect(NetActivityInterface.count.decode(.variant(.string("3"))) == nil)
+        #expect(ActivityObjectInterface.label.decode(.objectPath("/a")) == nil, "an object path is not a string")
+        #expect(VariantDictionary(.dictionary(key: "s", value: "s", [])) == nil)
+        let entry = ActivityEntry(id: 7, owner: ":1.2", label: "x", completed: 1, total: 2, started: 3)
+        #expect(ActivityEntry(entry.value) == entry)
+        #expect(ActivityEntry(.structure([.uint32(7), .string(":1.2"), .string("x")])) == nil)
+        #expect([ActivityEntry](.array(element: "(ussttt)", [entry.value, .uint32(1)])) == nil, "all or nothing")
+    }
+
+    @Test func callsAreBuiltAndDecodedAsDeclared() throws {
+        let update = NetActivityInterface.updateActivity
+        let arguments = update.arguments(7, 10, 20)
+        #expect(arguments == [.uint32(7), .uint64(10), .uint64(20)])
+        let (id, completed, total) = try update.decode(arguments)
+        #expect(id == 7 && completed == 10 && total == 20)
+        #expect(throws: ArgumentMismatch.self) { try update.decode([.uint32(7), .uint64(10)]) }
+        #expect(throws: ArgumentMismatch.self) { try update.decode([.uint32(7), .uint64(10), .uint32(20)]) }
+        #expect(NetActivityInterface.push.arguments().isEmpty)
+        #expect(NetActivityInterface.beginActivity.reply([.uint32(9)]) == 9)
+        #expect(NetActivityInterface.beginActivity.reply([]) == nil)
+        #expect(NetActivityInterface.push.reply([.uint32(9)]) == nil)
+
+        let message = try NetActivityInterface.endActivity.call(4, destination: NetActivityBus.name, path: NetActivityBus.path)
+        #expect(message.member == NetActivityBus.Member.endActivity)
+        #expect(message.interface == NetActivityBus.interface)
+        #expect(try message.arguments() == [.uint32(4)])
+    }
+
+    @Test func theNamesTheContractExportsAreTheDescriptors() {
+        #expect(NetActivityBus.Member.updateActivityFraction == NetActivityInterface.updateActivityFraction.name)
+        #expect(NetActivityBus.Property.interfaceVersion == NetActivityInterface.interfaceVersion.name)
+        #expect(NetActivityBus.ActivityProperty.claimedApplication == ActivityObjectInterface.claimedApplication.name)
+        #expect(NetActivityInterface.descriptor.properties.map(\.name) == [
+            NetActivityBus.Property.active, NetActivityBus.Property.visible, NetActivityBus.Property.count,
+            NetActivityBus.Property.progress, NetActivityBus.Property.rate, NetActivityBus.Property.activities,
+            NetActivityBus.Property.version, NetActivityBus.Property.interfaceVersion,
+        ])
+    }
+
+    @Test func theXMLCommentsWrapAndStayWellFormed() {
+        #expect(IntrospectionDocument.comment("Short: fits.", indent: 4) == "    <!-- Short: fits. -->\n")
+        let long = IntrospectionDocument.comment(String(repeating: "word ", count: 40) + "-- end", indent: 4)
+        let lines = long.split(separator: "\n")
+        #expect(lines.first == "    <!--" && lines.last == "    -->")
+        #expect(lines.allSatisfy { $0.count <= 96 }, "\(long)")
+        #expect(!lines.dropFirst().dropLast().contains { $0.contains("--") }, "\(long)")
+        let xml = NetActivityInterface.introspectionXML
+        #expect(xml.contains("<method name=\"UpdateActivity\">\n      <arg name=\"id\" type=\"u\" direction=\"in\"/>"))
+        #expect(xml.contains("<property name=\"Activities\" type=\"a(ussttt)\" access=\"read\">\n"
+            + "      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"invalidates\"/>"))
+    }
+}
