@@ -36,7 +36,7 @@ import Testing
         let left = FileManager.default.enumerator(atPath: prefix.path)?.compactMap { item -> String? in
             guard let item = item as? String else { return nil }
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: prefix.path + "/" + item, isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(atPath: prefix.path + "/" + item, isDirectory: &isDirectory)
             return isDirectory.boolValue ? nil : item
         } ?? []
         #expect(left.isEmpty, "make uninstall left \(left)")
