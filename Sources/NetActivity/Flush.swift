@@ -13,7 +13,8 @@ final class Flush {
     /// A report is outstanding: a call sent, or an update held back by its spacing.
     func started() { outstanding += 1 }
 
-    /// An outstanding report was answered, or went out, or was dropped.
+    /// An outstanding report is done: its call was answered, or its update's wait for the
+    /// spacing ended or was cancelled.
     func finished() { outstanding -= 1 }
 
     /// Adds `done` to the callers waiting.
