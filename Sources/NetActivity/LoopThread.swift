@@ -11,6 +11,7 @@ import Musl
 /// A plain POSIX thread: the core library links nothing from Foundation.
 final class LoopThread: Sendable {
     let loop: EventLoop
+    private let thread: pthread_t
 
     init() throws(BusError) {
         let loop = try EventLoop()
@@ -28,7 +29,11 @@ final class LoopThread: Sendable {
             throw BusError(.noMemory, "cannot start the library's bus thread (error \(started))")
         }
         pthread_detach(thread)
+        self.thread = thread
     }
+
+    /// Whether the caller runs on this loop's thread.
+    var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
 
     /// Runs `work` on the loop thread.
     func perform(_ work: @escaping @Sendable () -> Void) {

@@ -48,7 +48,7 @@ import Testing
         let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
         for round in 0..<3 {
-            let state = try await client.tracking("Round \(round)") { activity in
+            let state = await client.tracking("Round \(round)") { activity in
                 activity.report(completed: 512, total: 2_048)
                 return await client.snapshot()
             }
