@@ -67,7 +67,8 @@ let package = Package(
         .testTarget(
             name: "NetActivityServiceTests",
             dependencies: [
-                "NetActivityService", "DBus", "BusTestSupport", "NetActivityTestSupport", "netactivityd", "na-testclient",
+                "NetActivityService", "NetActivityModel", "DBus", "BusTestSupport", "NetActivityTestSupport", "netactivityd",
+                "na-testclient",
             ]
         ),
         .testTarget(
