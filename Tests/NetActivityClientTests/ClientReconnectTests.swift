@@ -3,7 +3,7 @@ import Foundation
 import NetActivity
 import NetActivityContract
 import NetActivityTestSupport
-import PrivateBusConfiguration
+import PrivateBusLauncher
 import Testing
 
 #if canImport(Glibc)
