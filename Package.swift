@@ -46,11 +46,12 @@ let package = Package(
             name: "NetActivityCLI",
             dependencies: ["NetActivity", "NetActivityContract", "NetActivityTray", "NetActivityBridge", "DBus"]),
         .executableTarget(name: "netactivity", dependencies: ["NetActivityCLI"]),
-        // The private dbus-daemon's configuration text, without Foundation: shared by
+        // How tests and benchmarks start processes and private dbus-daemons (the spawner, the
+        // bus's directory, configuration and command line), without Foundation: shared by
         // BusTestSupport and the benchmark driver, which cannot depend on a test-support target.
-        .target(name: "PrivateBusConfiguration", path: "Tests/PrivateBusConfiguration"),
+        .target(name: "PrivateBusLauncher", path: "Tests/PrivateBusLauncher"),
         // Private dbus-daemon instances and process helpers for the test suites.
-        .target(name: "BusTestSupport", dependencies: ["DBus", "PrivateBusConfiguration"], path: "Tests/BusTestSupport"),
+        .target(name: "BusTestSupport", dependencies: ["DBus", "PrivateBusLauncher"], path: "Tests/BusTestSupport"),
         // The real netactivityd on a private bus (ServiceDaemon) and a client that looks at it
         // (ServiceProbe): how every suite starts, stops and questions the service.
         .target(
@@ -58,7 +59,7 @@ let package = Package(
             path: "Tests/NetActivityTestSupport"),
         // The benchmark driver: `make bench`.
         .executableTarget(
-            name: "netactivity-bench", dependencies: ["DBus", "NetActivityContract", "PrivateBusConfiguration"],
+            name: "netactivity-bench", dependencies: ["DBus", "NetActivityContract", "PrivateBusLauncher"],
             path: "Benchmarks/Driver"),
         // A long-lived client process for tests that SIGKILL a client holding activities.
         .executableTarget(
@@ -69,7 +70,8 @@ let package = Package(
         .testTarget(
             name: "NetActivityServiceTests",
             dependencies: [
-                "NetActivityService", "DBus", "BusTestSupport", "NetActivityTestSupport", "netactivityd", "na-testclient",
+                "NetActivityService", "NetActivityModel", "DBus", "BusTestSupport", "NetActivityTestSupport", "netactivityd",
+                "na-testclient",
             ]
         ),
         .testTarget(

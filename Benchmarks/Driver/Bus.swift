@@ -1,6 +1,6 @@
 import DBus
 import NetActivityContract
-import PrivateBusConfiguration
+import PrivateBusLauncher
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,19 +13,20 @@ final class Bus {
     let daemon: Child
     /// A connection for the driver's own questions to the bus (who owns the name).
     let control: Connection
-    private let directory: String
+    private let files: PrivateBusFiles
 
     init() throws(BenchError) {
-        var template = Array("/tmp/netactivity-bench-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp failed") }
-        directory = String(cString: made)
-        let socket = directory + "/bus"
-        address = "unix:path=" + socket
-        let configuration = directory + "/bus.conf"
-        guard writeText(configuration, privateBusConfiguration(listen: address)) else {
-            throw BenchError("cannot write \(configuration)")
+        let files: PrivateBusFiles
+        do {
+            files = try PrivateBusFiles(prefix: "netactivity-bench") { directory in
+                privateBusConfiguration(listen: "unix:path=" + directory + "/bus")
+            }
+        } catch {
+            throw BenchError("cannot set up the private bus: \(error)")
         }
-        daemon = try Child("dbus-daemon", ["--nofork", "--config-file=\(configuration)"])
+        self.files = files
+        address = "unix:path=" + files.directory + "/bus"
+        daemon = try Child("dbus-daemon", files.daemonArguments)
         let deadline = Clock.now + 10_000_000_000
         while true {
             if let connection = try? Connection(.address(address)) {
@@ -39,9 +40,7 @@ final class Bus {
 
     deinit {
         daemon.stop()
-        unlink(directory + "/bus.conf")
-        unlink(directory + "/bus")
-        rmdir(directory)
+        files.remove()
     }
 
     /// A new client connection.
@@ -64,13 +63,4 @@ final class Bus {
             Clock.sleep(milliseconds: 2)
         }
     }
-}
-
-/// Writes `text` to a new file at `path`.
-func writeText(_ path: String, _ text: String) -> Bool {
-    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard descriptor >= 0 else { return false }
-    defer { close(descriptor) }
-    let bytes = Array(text.utf8)
-    return bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == bytes.count
 }

@@ -1,3 +1,4 @@
+import PrivateBusLauncher
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,34 +13,14 @@ final class Child {
     /// stdout are /dev/null, stderr is ours. The environment is ours without any variable that
     /// points at an ambient bus, plus `environment`.
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws(BenchError) {
-        guard let path = Child.resolve(executable) else { throw BenchError("cannot find \(executable) in PATH") }
         commandLine = ([executable] + arguments).joined(separator: " ")
-
-        var variables: [String] = []
-        var index = 0
-        while let entry = environ[index] {
-            let text = String(cString: entry)
-            if !text.hasPrefix("DBUS_") { variables.append(text) }
-            index += 1
+        do {
+            pid = try launch(
+                executable, arguments, environment: busFreeEnvironment(adding: environment), stdout: .null,
+                stderr: .inherited)
+        } catch {
+            throw BenchError(error.missingExecutable.map { "cannot find \($0) in PATH" } ?? error.description)
         }
-        variables += environment.map { "\($0.key)=\($0.value)" }
-
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = variables.map { strdup($0) } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-
-        var child: pid_t = 0
-        let status = posix_spawn(&child, path, &actions, nil, argv, envp)
-        guard status == 0 else { throw BenchError("cannot start \(commandLine): \(String(cString: strerror(status)))") }
-        pid = child
     }
 
     deinit { stop() }
@@ -61,16 +42,6 @@ final class Child {
             if Clock.now > deadline { kill(pid, SIGKILL) }
             usleep(1_000)
         }
-    }
-
-    private static func resolve(_ name: String) -> String? {
-        if name.contains("/") { return access(name, X_OK) == 0 ? name : nil }
-        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
-        for directory in path.split(separator: ":") {
-            let candidate = "\(directory)/\(name)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
     }
 }
 

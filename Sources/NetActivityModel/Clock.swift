@@ -17,6 +17,19 @@ public protocol IndicatorClock: Sendable {
 
     /// The current wall-clock time in microseconds since the Unix epoch.
     var wallMicroseconds: UInt64 { get }
+
+    /// Whether the clock moves by itself (true for the real clocks). Code that waits for a
+    /// deadline on a clock that does not is woken through `onAdvance(_:)` instead.
+    var movesByItself: Bool { get }
+
+    /// Arranges for `moved` to run, on the thread that moves the clock, each time it is moved
+    /// by hand; nothing for a clock that moves by itself.
+    func onAdvance(_ moved: @escaping @Sendable () -> Void)
+}
+
+extension IndicatorClock {
+    public var movesByItself: Bool { true }
+    public func onAdvance(_ moved: @escaping @Sendable () -> Void) {}
 }
 
 /// The real clocks: `CLOCK_MONOTONIC` for ``now`` and `CLOCK_REALTIME` for

@@ -8,6 +8,7 @@ public final class ManualClock: IndicatorClock, @unchecked Sendable {
     private let start: Instant
     private let startWallMicroseconds: UInt64
     private var current: Instant
+    private var observers: [@Sendable () -> Void] = []
 
     /// Creates a clock reading `now` and `wallMicroseconds`.
     public init(
@@ -35,8 +36,22 @@ public final class ManualClock: IndicatorClock, @unchecked Sendable {
         }
     }
 
+    /// Never: it moves only by `advance(by:)`.
+    public var movesByItself: Bool { false }
+
+    /// Runs `moved` after every `advance(by:)`, on the advancing thread: an event loop waiting
+    /// for a deadline on this clock wakes up to look at it.
+    public func onAdvance(_ moved: @escaping @Sendable () -> Void) {
+        lock.withLock { observers.append(moved) }
+    }
+
     /// Moves both readings forward by `duration`; a negative duration does nothing.
     public func advance(by duration: Duration) {
-        lock.withLock { current = current + duration }
+        // The observers run outside the lock: they read the clock.
+        let observers = lock.withLock {
+            current = current + duration
+            return self.observers
+        }
+        for moved in observers { moved() }
     }
 }

@@ -39,7 +39,19 @@ public final class Service {
         self.options = options
         self.clock = clock
         self.indicator = Indicator(settings: options.settings, clock: clock)
-        self.loop = try EventLoop()
+        // The loop's timers fire at the model's deadlines, so they read the model's clock; the
+        // system clock is the loop's own CLOCK_MONOTONIC, which the loop reads directly.
+        self.loop = clock is SystemClock ? try EventLoop() : try EventLoop(clock: LoopClock(clock: clock))
+    }
+
+    /// Whether SIGTERM and SIGINT shut the service down. Signals belong to the process: a
+    /// service run inside a test's process leaves them to it and is stopped by `stopRunning()`.
+    var handlesTerminationSignals = true
+
+    /// Makes `run()` return after the current turn, from any thread, as SIGTERM does but
+    /// without releasing the name first: for a service run inside a test's process.
+    func stopRunning() {
+        loop.stop()
     }
 
     /// Connects, takes the name and serves until SIGTERM/SIGINT (0), replacement (0), or the
@@ -102,8 +114,10 @@ public final class Service {
         }
         // Handlers go in before the name is taken: a client (or a test) may send SIGTERM the
         // moment it sees the name owned.
-        loop.onSignal(SIGTERM) { [unowned self] in self.shutDown() }
-        loop.onSignal(SIGINT) { [unowned self] in self.shutDown() }
+        if handlesTerminationSignals {
+            loop.onSignal(SIGTERM) { [unowned self] in self.shutDown() }
+            loop.onSignal(SIGINT) { [unowned self] in self.shutDown() }
+        }
         try acquireName(connection)
     }
 
@@ -316,4 +330,13 @@ public final class Service {
         var line = "netactivityd: " + message + "\n"
         line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     }
+}
+
+/// The model's clock as the event loop's: a test's manual clock paces the model's deadlines and
+/// the timer that waits for them alike, and moving it wakes the loop.
+private struct LoopClock: EventLoopClock {
+    let clock: any IndicatorClock
+    var nanoseconds: UInt64 { clock.now.nanoseconds }
+    var movesByItself: Bool { clock.movesByItself }
+    func onAdvance(_ moved: @escaping @Sendable () -> Void) { clock.onAdvance(moved) }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import PrivateBusConfiguration
+import PrivateBusLauncher
 
 #if canImport(Glibc)
 import Glibc
@@ -19,6 +19,7 @@ public final class PrivateBus: @unchecked Sendable {
     /// The temporary directory holding the configuration and the socket.
     public let directory: String
 
+    private let files: PrivateBusFiles
     private let daemon: ChildProcess
     private let lock = NSLock()
     private var stopped = false
@@ -31,17 +32,26 @@ public final class PrivateBus: @unchecked Sendable {
     ///     (`DBUS_SESSION_BUS_ADDRESS` and friends of the test process are removed).
     /// - Throws: `BusTestError` if `dbus-daemon` is not installed (naming the package), exits,
     ///   or prints no address in time; its stderr is in the message.
-    public init(serviceDirectories: [String] = [], environment: [String: String] = [:]) throws {
+    public convenience init(serviceDirectories: [String] = [], environment: [String: String] = [:]) throws {
+        try self.init(environment: environment) { directory in
+            privateBusConfiguration(listen: "unix:dir=\(directory)", serviceDirectories: serviceDirectories)
+        }
+    }
+
+    /// Starts a daemon on the configuration `configuration` returns for the bus's fresh
+    /// directory (it may also lay out files there first), and waits (up to 10 s) for its
+    /// address. For a bus unlike the session bus, such as one with the system bus's policy.
+    ///
+    /// - Throws: as `init(serviceDirectories:environment:)`, and what `configuration` throws.
+    public init(
+        environment: [String: String] = [:], configuration: (_ directory: String) throws -> String
+    ) throws {
         try requireTool("dbus-daemon")
-        directory = try makeTemporaryDirectory()
+        let files = try PrivateBusFiles(configuration: configuration)
+        self.files = files
+        directory = files.directory
         do {
-            let configuration = directory + "/bus.conf"
-            try privateBusConfiguration(listen: "unix:dir=\(directory)", serviceDirectories: serviceDirectories)
-                .write(toFile: configuration, atomically: true, encoding: .utf8)
-            let daemon = try ChildProcess(
-                "dbus-daemon",
-                ["--nofork", "--config-file=\(configuration)", "--print-address=1"],
-                environment: environment)
+            let daemon = try ChildProcess("dbus-daemon", files.daemonArguments, environment: environment)
             guard let line = try daemon.readLine(timeout: .seconds(10)), !line.isEmpty else {
                 let result = try? daemon.waitForExit(timeout: .seconds(5))
                 throw BusTestError(
@@ -51,7 +61,7 @@ public final class PrivateBus: @unchecked Sendable {
             self.daemon = daemon
             address = line
         } catch {
-            try? FileManager.default.removeItem(atPath: directory)
+            files.remove()
             throw error
         }
     }
@@ -70,7 +80,8 @@ public final class PrivateBus: @unchecked Sendable {
         daemon.isRunning
     }
 
-    /// What the daemon, and every service it activated, printed to stderr so far.
+    /// What the daemon, and every service it activated, printed to stderr so far (policy
+    /// files' parse warnings too).
     public var log: String {
         daemon.stderrText
     }
@@ -100,18 +111,6 @@ public final class PrivateBus: @unchecked Sendable {
         stopped = true
         daemon.send(signal: signal)
         _ = try? daemon.waitForExit(timeout: .seconds(10))
-        try? FileManager.default.removeItem(atPath: directory)
+        files.remove()
     }
-}
-
-/// A fresh directory under /tmp (not `$TMPDIR`: a socket path must fit in 108 bytes).
-private func makeTemporaryDirectory() throws -> String {
-    var template = Array("/tmp/netactivity-bus-XXXXXX".utf8CString)
-    let created = template.withUnsafeMutableBufferPointer { buffer in
-        buffer.baseAddress.flatMap(mkdtemp).map { String(cString: $0) }
-    }
-    guard let created else {
-        throw BusTestError("mkdtemp failed: \(String(cString: strerror(errno)))")
-    }
-    return created
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PrivateBusLauncher
 
 #if canImport(Glibc)
 import Glibc
@@ -54,23 +55,7 @@ public func builtProduct(_ name: String) throws -> String {
     return candidate
 }
 
-// MARK: - Finding executables
-
-/// The full path `posix_spawn` should run for `name`: `name` itself if it contains a slash,
-/// otherwise the first executable file called `name` in `searchPath` (POSIX `PATH` rules).
-func executablePath(for name: String, searchPath: String? = nil) -> String? {
-    if name.contains("/") {
-        return isExecutableFile(name) ? name : nil
-    }
-    let path = searchPath ?? ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-    for directory in path.split(separator: ":", omittingEmptySubsequences: false) {
-        let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name
-        if isExecutableFile(candidate) {
-            return candidate
-        }
-    }
-    return nil
-}
+// MARK: - Missing tools
 
 /// The error for a tool that is not in `PATH`, naming its Debian package when known.
 func missingTool(_ name: String) -> BusTestError {
@@ -80,10 +65,4 @@ func missingTool(_ name: String) -> BusTestError {
                 + "\(package) (`apt-get install \(package)`, or `make deps`)")
     }
     return BusTestError("\(name) is not installed (not found in PATH)")
-}
-
-private func isExecutableFile(_ path: String) -> Bool {
-    var info = stat()
-    guard stat(path, &info) == 0 else { return false }
-    return (info.st_mode & S_IFMT) != S_IFDIR && access(path, X_OK) == 0
 }

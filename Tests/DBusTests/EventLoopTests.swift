@@ -153,6 +153,50 @@ import Glibc
         try wait(done, for: "the third chained timer")
     }
 
+    // MARK: - A clock moved by hand
+
+    @Test func timersOnAClockMovedByHandFireWhenItPassesTheirDeadlinesAndNotBefore() throws {
+        let clock = HandClock()
+        let loop = try EventLoop(clock: clock)
+        let fired = Log<String>()
+        loop.schedule(after: .seconds(20)) { fired.append("20 s") }
+        loop.schedule(after: .seconds(10)) { fired.append("10 s") }
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        clock.advance(by: .milliseconds(9_999))
+        try Self.settle(thread)
+        #expect(fired.all.isEmpty, "fired before its deadline on the loop's clock")
+        clock.advance(by: .milliseconds(1))
+        try waitUntil("the 10 s timer") { fired.all == ["10 s"] }
+        // A timer scheduled now counts from the clock's reading, not from the real clock's.
+        _ = try thread.sync { loop.schedule(after: .seconds(1)) { fired.append("11 s") } }
+        clock.advance(by: .seconds(60))
+        try waitUntil("the later timers") { fired.all.count == 3 }
+        #expect(fired.all == ["10 s", "11 s", "20 s"])
+    }
+
+    @Test func aTimerOnAClockMovedByHandNeverWaitsForRealTime() throws {
+        let clock = HandClock()
+        let loop = try EventLoop(clock: clock)
+        let fired = Log<String>()
+        loop.schedule(after: .milliseconds(1)) { fired.append("1 ms") }
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        // Real milliseconds pass while the clock stands still: the loop sleeps without firing.
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < .milliseconds(20) { try Self.settle(thread) }
+        #expect(fired.all.isEmpty)
+        clock.advance(by: .milliseconds(1))
+        try waitUntil("the timer") { fired.all == ["1 ms"] }
+    }
+
+    /// Returns after the loop has finished a turn that began after this call: what was due on
+    /// its clock by then has fired (posted work runs before a turn's timers, so twice).
+    static func settle(_ thread: LoopThread) throws {
+        try thread.sync {}
+        try thread.sync {}
+    }
+
     // MARK: - Posting and stopping
 
     @Test func postedWorkRunsOnTheLoopThreadInOrder() throws {

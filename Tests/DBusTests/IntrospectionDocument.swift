@@ -1,9 +1,6 @@
-import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
+import BusTestSupport
 
-/// Introspection XML parsed into the parts tests look at; parsing fails on XML that is not
+/// Introspection XML in the parts the DBus tests look at; parsing fails on XML that is not
 /// well-formed, so a test also proves the document is.
 struct IntrospectionDocument {
     struct Member: Equatable {
@@ -32,83 +29,31 @@ struct IntrospectionDocument {
 
     func interface(_ name: String) -> InterfaceEntry? { interfaces.first { $0.name == name } }
 
-    /// Parses `xml`, or returns nil if it is not well-formed.
+    /// Parses `xml` (`IntrospectionElement`), or returns nil if it is not well-formed or holds
+    /// members outside an interface.
     init?(_ xml: String) {
-        let builder = Builder()
-        let parser = XMLParser(data: Data(xml.utf8))
-        parser.delegate = builder
-        guard parser.parse(), !builder.malformed, builder.depth == 0 else { return nil }
-        self = builder.document
-    }
-
-    private final class Builder: NSObject, XMLParserDelegate {
-        var document = IntrospectionDocument(empty: ())
-        var depth = 0
-        var malformed = false
-        private var inMethod = false
-        private var inSignal = false
-        private var inProperty = false
-
-        func parser(
-            _ parser: XMLParser, didStartElement element: String, namespaceURI: String?,
-            qualifiedName: String?, attributes: [String: String] = [:]
-        ) {
-            depth += 1
-            let name = attributes["name"] ?? ""
-            // Members outside an interface are a malformed document, not a crash of the test.
-            let needsInterface = ["method", "signal", "property", "arg", "annotation"].contains(element)
-            guard !needsInterface || !document.interfaces.isEmpty else {
-                malformed = true
-                parser.abortParsing()
-                return
-            }
-            switch element {
-            case "node" where depth == 2:
-                document.children.append(name)
-            case "interface":
-                document.interfaces.append(InterfaceEntry(name: name))
-            case "method":
-                inMethod = true
-                document.interfaces[document.interfaces.count - 1].methods.append(Member(name: name))
-            case "signal":
-                inSignal = true
-                document.interfaces[document.interfaces.count - 1].signals.append(Member(name: name))
-            case "property":
-                inProperty = true
-                document.interfaces[document.interfaces.count - 1].properties.append(
-                    PropertyEntry(name: name, type: attributes["type"] ?? "", access: attributes["access"] ?? ""))
-            case "arg":
-                let argument = (attributes["type"] ?? "") + " " + (attributes["direction"] ?? "")
-                let last = document.interfaces.count - 1
-                if inMethod, !document.interfaces[last].methods.isEmpty {
-                    document.interfaces[last].methods[document.interfaces[last].methods.count - 1].arguments
-                        .append(argument)
-                } else if inSignal, !document.interfaces[last].signals.isEmpty {
-                    document.interfaces[last].signals[document.interfaces[last].signals.count - 1].arguments
-                        .append(argument)
-                }
-            case "annotation" where inProperty && name == "org.freedesktop.DBus.Property.EmitsChangedSignal":
-                let last = document.interfaces.count - 1
-                guard !document.interfaces[last].properties.isEmpty else { break }
-                document.interfaces[last].properties[document.interfaces[last].properties.count - 1]
-                    .emitsChangedSignal = attributes["value"]
-            default:
-                break
-            }
-        }
-
-        func parser(
-            _ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?
-        ) {
-            depth -= 1
-            switch element {
-            case "method": inMethod = false
-            case "signal": inSignal = false
-            case "property": inProperty = false
-            default: break
-            }
+        guard let root = IntrospectionElement(parsing: xml) else { return nil }
+        let members: Set = ["method", "signal", "property", "arg", "annotation"]
+        guard !root.children.contains(where: { members.contains($0.name) }) else { return nil }
+        children = root.elements("node").map { $0["name"] ?? "" }
+        interfaces = root.elements("interface").map { element in
+            InterfaceEntry(
+                name: element["name"] ?? "",
+                methods: element.elements("method").map(Self.member),
+                signals: element.elements("signal").map(Self.member),
+                properties: element.elements("property").map { property in
+                    PropertyEntry(
+                        name: property["name"] ?? "", type: property["type"] ?? "", access: property["access"] ?? "",
+                        emitsChangedSignal: property.elements("annotation")
+                            .first { $0["name"] == "org.freedesktop.DBus.Property.EmitsChangedSignal" }?["value"])
+                })
         }
     }
 
-    private init(empty: Void) {}
+    /// A method or signal, each argument as its type and direction ("" for none given).
+    private static func member(_ element: IntrospectionElement) -> Member {
+        Member(
+            name: element["name"] ?? "",
+            arguments: element.elements("arg").map { ($0["type"] ?? "") + " " + ($0["direction"] ?? "") })
+    }
 }

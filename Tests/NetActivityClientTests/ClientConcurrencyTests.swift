@@ -39,7 +39,7 @@ import Testing
             }
         }
         await client.flush()
-        try await eventually("Count 0 and no activities after 200 tasks") {
+        try await waitUntil("Count 0 and no activities after 200 tasks") {
             try probe.count() == 0 && probe.activities().isEmpty
         }
         #expect(problems.all.isEmpty, "\(problems.all)")
@@ -107,7 +107,7 @@ import Testing
             }
         }
         await client.flush()
-        try await eventually("Count 0 and no activities") {
+        try await waitUntil("Count 0 and no activities") {
             try probe.count() == 0 && probe.activities().isEmpty
         }
         try await recorder.wait(for: "a final idle state") { $0.last?.count == 0 && $0.last?.active == false }
@@ -134,7 +134,7 @@ import Testing
                 }
             }
         }
-        try await eventually("every client's pushes and activities to be gone") {
+        try await waitUntil("every client's pushes and activities to be gone") {
             try probe.count() == 0 && probe.activities().isEmpty
         }
     }

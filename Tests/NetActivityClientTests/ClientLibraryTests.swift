@@ -164,7 +164,7 @@ import Glibc
         activity = nil
         _ = activity
         await client.flush()
-        try await eventually("the released activity to leave the service's Activities") {
+        try await waitUntil("the released activity to leave the service's Activities") {
             try probe.activities().isEmpty
         }
         #expect(try probe.count() == 0)
@@ -178,7 +178,7 @@ import Glibc
 
         _ = client.begin("fleeting")
         await client.flush()
-        try await eventually("the fleeting activity to be gone") {
+        try await waitUntil("the fleeting activity to be gone") {
             try probe.activities().isEmpty && probe.count() == 0
         }
     }
@@ -231,11 +231,11 @@ import Glibc
         _ = client
 
         activity.report(completed: 2, total: 8)
-        try await eventually("the activity's report after its client was released") {
+        try await waitUntil("the activity's report after its client was released") {
             try probe.activity("outliving")?.completed == 2
         }
         activity.end()
-        try await eventually("the activity to end after its client was released") {
+        try await waitUntil("the activity to end after its client was released") {
             try probe.activities().isEmpty
         }
     }
@@ -302,7 +302,7 @@ import Glibc
 
         task.cancel()
         await client.flush()
-        try await eventually("the cancelled task's activity to leave the service") {
+        try await waitUntil("the cancelled task's activity to leave the service") {
             try probe.activities().isEmpty
         }
         #expect(!bodyFinished.isOpen, "the activity ended while the body was still suspended")

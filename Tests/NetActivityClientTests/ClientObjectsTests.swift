@@ -24,7 +24,7 @@ import Glibc
             ["--address", service.address, "type='method_call',interface='\(InterfaceName.properties)'",
              "type='method_call',interface='\(InterfaceName.objectManager)'", "type='signal',member='NameAcquired'"])
         defer { monitor.send(signal: SIGTERM) }
-        try await eventually("dbus-monitor to connect") { monitor.stdoutText.contains("NameAcquired") }
+        try await waitUntil("dbus-monitor to connect") { monitor.stdoutText.contains("NameAcquired") }
 
         let probe = try service.probe()
         let first = try probe.begin("first")

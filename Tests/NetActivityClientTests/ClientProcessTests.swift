@@ -17,7 +17,7 @@ import Glibc
         let app = try ChildProcess(try builtProduct("na-idleclient"), [service.address, "push"])
         defer { if app.isRunning { app.send(signal: SIGKILL) } }
         #expect(try await onThread { try app.readLine(timeout: .seconds(10)) } == "ready")
-        try await eventually("the app's push at the service") {
+        try await waitUntil("the app's push at the service") {
             try probe.activities().map(\.label) == [NetActivityClient.pushLabel]
         }
         #expect(try probe.count() == 1)
@@ -25,7 +25,7 @@ import Glibc
         let clock = ContinuousClock()
         let killed = clock.now
         app.send(signal: SIGKILL)
-        try await eventually("Count 0 after kill -9", timeout: .seconds(1)) { try probe.count() == 0 }
+        try await waitUntil("Count 0 after kill -9", timeout: .seconds(1)) { try probe.count() == 0 }
         print("kill -9 with a push held: Count 0 after \(clock.now - killed)")
     }
 
@@ -35,7 +35,7 @@ import Glibc
         let app = try ChildProcess(try builtProduct("na-idleclient"), [service.address])
         defer { if app.isRunning { app.send(signal: SIGKILL) } }
         #expect(try await onThread { try app.readLine(timeout: .seconds(10)) } == "ready")
-        try await eventually("the idle app's activity at the service") { try probe.activity("idle client") != nil }
+        try await waitUntil("the idle app's activity at the service") { try probe.activity("idle client") != nil }
         try await Task.sleep(for: .milliseconds(300))
         let rss = residentBytes(of: app.pid)
         print("idle app holding a NetActivity client: RSS \(rss / 1024) KiB")

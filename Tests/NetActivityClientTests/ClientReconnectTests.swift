@@ -3,7 +3,7 @@ import Foundation
 import NetActivity
 import NetActivityContract
 import NetActivityTestSupport
-import PrivateBusConfiguration
+import PrivateBusLauncher
 import Testing
 
 #if canImport(Glibc)
@@ -69,14 +69,14 @@ final class FixedPathBus: @unchecked Sendable {
             }
             return probe!
         }
-        try await eventually("the activity on the bus that appeared", timeout: .seconds(15)) {
+        try await waitUntil("the activity on the bus that appeared", timeout: .seconds(15)) {
             (try? probe.activity("patient"))??.completed == 5
         }
 
         bus.stop()
         try await onThread { try bus.start() }
         let again = try ServiceProbe(address: bus.address)
-        try await eventually("the activity on the bus after it came back", timeout: .seconds(15)) {
+        try await waitUntil("the activity on the bus after it came back", timeout: .seconds(15)) {
             (try? again.activity("patient"))??.completed == 5
         }
         #expect(problems.all.count == 2, "one line per outage: \(problems.all)")

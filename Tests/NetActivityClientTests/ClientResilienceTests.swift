@@ -38,7 +38,7 @@ import Glibc
 
         try await onThread { try service.start() }
         let probe = try service.probe()
-        try await eventually("the late service to get one push and the live activity") {
+        try await waitUntil("the late service to get one push and the live activity") {
             try probe.count() == 2 && probe.labels() == ["early"]
         }
         let activity = try #require(try probe.activity("early"))
@@ -77,10 +77,10 @@ import Glibc
         #expect(service.owner != oldOwner)
 
         let probe = try service.probe()
-        try await eventually("the new service to hold 3 pushes and 2 activities") {
+        try await waitUntil("the new service to hold 3 pushes and 2 activities") {
             try probe.count() == 5 && probe.labels().count == 2
         }
-        try await eventually("the download's last progress to be re-reported") {
+        try await waitUntil("the download's last progress to be re-reported") {
             try probe.activity("download")?.completed == 100
         }
         // Re-begun in no particular order: the new ids need not follow the original order.
@@ -124,7 +124,7 @@ import Glibc
 
         try await onThread { try service.start() }
         let probe = try service.probe()
-        try await eventually(
+        try await waitUntil(
             "the new service to hold 1 push and 2 activities with progress: \(String(describing: try? probe.activities()))"
         ) {
             try probe.count() == 3
@@ -149,7 +149,7 @@ import Glibc
             try await onThread { try service.stop(signal: SIGKILL) }
             try await onThread { try service.start() }
             let probe = try service.probe()
-            try await eventually("round \(round): the push and the activity back") {
+            try await waitUntil("round \(round): the push and the activity back") {
                 try probe.count() == 2 && probe.activity("survivor")?.completed == 5
             }
         }
@@ -173,7 +173,7 @@ import Glibc
         #expect(result.exitStatus == 0, "the replaced instance exits 0: \(result)")
 
         let probe = try service.probe()
-        try await eventually("the replacing instance to hold the push and the activity") {
+        try await waitUntil("the replacing instance to hold the push and the activity") {
             try probe.count() == 2 && probe.activity("handed over")?.completed == 3
         }
         activity.end()
@@ -251,7 +251,7 @@ import Glibc
         let owner = try #require(try probe.connection.owner(of: NetActivityBus.name), "activation started netactivityd")
         let pid = try probe.connection.processID(of: owner)
         defer { kill(pid_t(pid), SIGTERM) }
-        try await eventually("the activated service to hold the push and the activity") {
+        try await waitUntil("the activated service to hold the push and the activity") {
             try probe.count() == 2 && probe.labels() == ["activated"]
         }
         #expect(problems.all.isEmpty, "\(problems.all)")

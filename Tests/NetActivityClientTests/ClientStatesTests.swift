@@ -186,7 +186,7 @@ import Glibc
         // Polled: a client may take a moment to hear of the service's departure.
         try await onThread { try service.stop(signal: SIGKILL) }
         var whileGone = await client.snapshot()
-        try await eventuallyAsync("a new observer to start from an unavailable state with no service, got \(describe([whileGone]))") {
+        try await waitUntil("a new observer to start from an unavailable state with no service, got \(describe([whileGone]))") {
             whileGone = await client.snapshot()
             return !whileGone.serviceAvailable && whileGone.count == 0
         }
@@ -199,7 +199,7 @@ import Glibc
         try await onThread { try service.stop(signal: SIGKILL) }
         try await onThread { try service.start() }
         var after = await client.snapshot()
-        try await eventuallyAsync("a new observer to start from the new instance's state (count 0), got \(describe([after]))") {
+        try await waitUntil("a new observer to start from the new instance's state (count 0), got \(describe([after]))") {
             after = await client.snapshot()
             return after.serviceAvailable && after.count == 0 && !after.active
         }

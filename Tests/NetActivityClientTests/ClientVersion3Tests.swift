@@ -88,8 +88,8 @@ import Testing
         let second = client.begin("more hints", hints: ActivityHints(application: "org.example.App"))
         second.report(fraction: 1)
         await client.flush()
-        try waitUntil("both begun the version 2 way") { old.calls.filter { $0.hasPrefix("BeginActivity(") }.count == 2 }
-        try waitUntil("the fractions as bytes") {
+        try await waitUntil("both begun the version 2 way") { old.calls.filter { $0.hasPrefix("BeginActivity(") }.count == 2 }
+        try await waitUntil("the fractions as bytes") {
             old.calls.contains("UpdateActivity(1, 5000, 10000)") && old.calls.contains("UpdateActivity(2, 10000, 10000)")
         }
         let said = problems.all.filter { $0.contains("interface version 3") }

@@ -36,7 +36,7 @@ import FoundationNetworking
         let label = "127.0.0.1/files/feed.xml"
 
         let download = Task { try await client.legacyDownload(url) }
-        try await eventually("the download's activity with its total while the body trickles: \(String(describing: try? probe.activities()))") {
+        try await waitUntil("the download's activity with its total while the body trickles: \(String(describing: try? probe.activities()))") {
             guard let activity = try probe.activity(label) else { return false }
             // Reports come every 1% (655 bytes) of progress, so the last few bytes may wait.
             return activity.total == UInt64(body.count) && activity.completed >= UInt64(firstPart - 655)
@@ -67,7 +67,7 @@ import FoundationNetworking
             exchange.send(Array(body[1000...]))
         }
         let download = Task { try await client.legacyDownload(server.url("/stream"), label: "Fetch stream") }
-        try await eventually("the custom-labelled activity") { try probe.activity("Fetch stream") != nil }
+        try await waitUntil("the custom-labelled activity") { try probe.activity("Fetch stream") != nil }
         #expect(try probe.activity("Fetch stream")?.total == 0, "the total is unknown without Content-Length")
         go.open()
         #expect(try await download.value == Data(body))
@@ -88,7 +88,7 @@ import FoundationNetworking
         }
         let url = server.url("/missing")
         let download = Task { try await client.legacyDownload(url) }
-        try await eventually("the activity while the request waits") {
+        try await waitUntil("the activity while the request waits") {
             try probe.activity("127.0.0.1/missing") != nil
         }
         answer.open()
@@ -117,7 +117,7 @@ import FoundationNetworking
         let clock = ContinuousClock()
         let started = clock.now
         let download = Task { try await client.legacyDownload(server.url("/stall"), timeout: 1) }
-        try await eventually("the stalled download's activity") { try probe.activity("127.0.0.1/stall") != nil }
+        try await waitUntil("the stalled download's activity") { try probe.activity("127.0.0.1/stall") != nil }
 
         await #expect(throws: (any Error).self) { try await download.value }
         #expect(clock.now - started < .seconds(8), "the timeout, not the server, ended it")
@@ -138,7 +138,7 @@ import FoundationNetworking
             exchange.close()
         }
         let download = Task { try await client.legacyDownload(server.url("/dropped")) }
-        try await eventually("the partial download's progress") {
+        try await waitUntil("the partial download's progress") {
             try probe.activity("127.0.0.1/dropped")?.completed == 2_000
         }
         drop.open()
@@ -165,7 +165,7 @@ import FoundationNetworking
             exchange.waitForClientToClose()
         }
         let download = Task { try await client.legacyDownload(server.url("/cancelled")) }
-        try await eventually("the download under way") {
+        try await waitUntil("the download under way") {
             (try probe.activity("127.0.0.1/cancelled")?.completed ?? 0) > 0
         }
         download.cancel()

@@ -48,7 +48,7 @@ final class StateRecorder: Sendable {
     func wait(
         for what: String, timeout: Duration = .seconds(10), _ condition: ([IndicatorSnapshot]) -> Bool
     ) async throws {
-        try await eventually("\(what); states so far: \(describe(states))", timeout: timeout) {
+        try await waitUntil("\(what); states so far: \(describe(states))", timeout: timeout) {
             condition(states)
         }
     }

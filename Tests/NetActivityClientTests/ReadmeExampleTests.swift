@@ -27,7 +27,7 @@ func readmeExample(address: String) async throws {
                 + "path='\(NetActivityBus.path)'")
         try await readmeExample(address: service.address)
         // The deferred pop is the last thing the released client sends.
-        try await eventually("the example's push to be popped") {
+        try await waitUntil("the example's push to be popped") {
             try probe.count() == 0 && probe.activities().isEmpty
         }
 

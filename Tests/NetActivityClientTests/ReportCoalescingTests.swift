@@ -20,7 +20,7 @@ import Testing
             ["--address", service.address, "type='method_call',member='UpdateActivity'",
              "type='method_call',member='EndActivity'", "type='signal',member='NameAcquired'"])
         defer { monitor.send(signal: SIGTERM) }
-        try await eventually("dbus-monitor to connect") { monitor.stdoutText.contains("NameAcquired") }
+        try await waitUntil("dbus-monitor to connect") { monitor.stdoutText.contains("NameAcquired") }
 
         for completed in 1...10_000 {
             activity.report(completed: UInt64(completed), total: 10_000)
@@ -31,7 +31,7 @@ import Testing
         for completed in 1...1_000 { activity.report(completed: UInt64(completed), total: 1_000_000) }
         activity.end()
         await client.flush()
-        try await eventually("the EndActivity call at the monitor") { monitor.stdoutText.contains("member=EndActivity") }
+        try await waitUntil("the EndActivity call at the monitor") { monitor.stdoutText.contains("member=EndActivity") }
 
         let calls = monitor.stdoutText.split(separator: "\n").filter { $0.hasPrefix("method call") }
         let updates = calls.prefix { $0.contains("member=UpdateActivity") }

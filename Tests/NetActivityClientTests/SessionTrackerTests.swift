@@ -64,17 +64,17 @@ import FoundationNetworking
         let missing = session.dataTask(with: server.url("/missing"))
         for task in [feeds, photo, missing] { task.resume() }
 
-        try await eventually("two tasks' activities with their received bytes: \(String(describing: try? probe.activities()))") {
+        try await waitUntil("two tasks' activities with their received bytes: \(String(describing: try? probe.activities()))") {
             let activities = try probe.activities()
             return Set(activities.map(\.label)) == ["127.0.0.1/feeds.xml", "127.0.0.1/photos/1.jpg"]
                 && activities.allSatisfy { $0.completed == 10_000 && $0.total == 40_000 }
         }
-        try await eventually("the 404 task to complete") {
+        try await waitUntil("the 404 task to complete") {
             app.completions.withLock { $0[missing.taskIdentifier] } != nil
         }
         #expect(try probe.activity("127.0.0.1/missing") == nil, "a finished task's activity has ended")
         finish.open()
-        try await eventually("all three tasks to complete at the app's delegate") {
+        try await waitUntil("all three tasks to complete at the app's delegate") {
             app.completions.withLock { $0.count } == 3
         }
         #expect(app.completions.withLock { $0[feeds.taskIdentifier] } == "ok")
@@ -99,8 +99,8 @@ import FoundationNetworking
         defer { session.invalidateAndCancel() }
         let task = session.dataTask(with: server.url("/stuck"))
         task.resume()
-        try await eventually("the task's activity") { try probe.activity("127.0.0.1/stuck")?.completed == 1_000 }
+        try await waitUntil("the task's activity") { try probe.activity("127.0.0.1/stuck")?.completed == 1_000 }
         task.cancel()
-        try await eventually("the cancelled task's activity to end") { try probe.count() == 0 }
+        try await waitUntil("the cancelled task's activity to end") { try probe.count() == 0 }
     }
 }

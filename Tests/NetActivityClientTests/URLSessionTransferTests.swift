@@ -31,7 +31,7 @@ import FoundationNetworking
         var request = URLRequest(url: server.url("/api/items"))
         request.setValue("secret", forHTTPHeaderField: "X-Feed-Token")
         let transfer = Task { try await client.data(for: request) }
-        try await eventually("the request's activity labelled host/path") {
+        try await waitUntil("the request's activity labelled host/path") {
             try probe.activity("127.0.0.1/api/items") != nil
         }
         answer.open()
@@ -68,7 +68,7 @@ import FoundationNetworking
                 reports.withLock { $0.append(progress) }
             }
         }
-        try await eventually("the whole body at the server and in the service's activity") {
+        try await waitUntil("the whole body at the server and in the service's activity") {
             try received.withLock { $0 } == payload.count
                 && (probe.activity("127.0.0.1/upload/photo.jpg")?.completed ?? 0) >= UInt64(payload.count)
         }
@@ -177,7 +177,7 @@ import FoundationNetworking
             exchange.waitForClientToClose()
         }
         let transfer = Task { try await client.data(for: URLRequest(url: server.url("/slow"))) }
-        try await eventually("the transfer under way") {
+        try await waitUntil("the transfer under way") {
             (try probe.activity("127.0.0.1/slow")?.completed ?? 0) > 0
         }
         transfer.cancel()
@@ -197,7 +197,7 @@ import FoundationNetworking
             exchange.send(Array("busy".utf8))
         }
         let transfer = Task { try await client.data(for: URLRequest(url: server.url("/down"))) }
-        try await eventually("the activity while the server thinks") { try probe.activity("127.0.0.1/down") != nil }
+        try await waitUntil("the activity while the server thinks") { try probe.activity("127.0.0.1/down") != nil }
         answer.open()
         let (body, response) = try await transfer.value
         #expect((response as? HTTPURLResponse)?.statusCode == 503)

@@ -2,7 +2,6 @@ import BusTestSupport
 import DBus
 import NetActivityTestSupport
 import Foundation
-import FoundationXML
 import NetActivityContract
 import NetActivityService
 import Testing
@@ -34,20 +33,18 @@ import Testing
         let service = try ServiceDaemon()
         let client = try service.probe()
         for (path, child) in Self.ancestors {
-            let document = try XMLDocument(xmlString: try client.introspect(path), options: [])
-            let root = try #require(document.rootElement())
+            let root = try #require(IntrospectionElement(parsing: try client.introspect(path)))
             #expect(root.name == "node")
-            let children = root.elements(forName: "node").compactMap { $0.attribute(forName: "name")?.stringValue }
+            let children = root.elements("node").compactMap { $0["name"] }
             #expect(children == [child], "Introspect of \(path)")
-            let interfaces = root.elements(forName: "interface").compactMap { $0.attribute(forName: "name")?.stringValue }
+            let interfaces = root.elements("interface").compactMap { $0["name"] }
             #expect(interfaces.contains(InterfaceName.introspectable.rawValue), "\(path) lists \(interfaces)")
             #expect(!interfaces.contains(NetActivityBus.interface.rawValue), "\(path) is not the object")
         }
 
-        let object = try XMLDocument(xmlString: try client.introspect(NetActivityBus.path), options: [])
-        let root = try #require(object.rootElement())
-        #expect(root.elements(forName: "node").isEmpty, "the object has no children")
-        let interfaces = Set(root.elements(forName: "interface").compactMap { $0.attribute(forName: "name")?.stringValue })
+        let root = try #require(IntrospectionElement(parsing: try client.introspect(NetActivityBus.path)))
+        #expect(root.elements("node").isEmpty, "the object has no children")
+        let interfaces = Set(root.elements("interface").compactMap { $0["name"] })
         #expect(interfaces == [
             NetActivityBus.interface.rawValue, InterfaceName.properties.rawValue,
             InterfaceName.introspectable.rawValue, InterfaceName.peer.rawValue, InterfaceName.objectManager.rawValue,
@@ -242,17 +239,15 @@ struct InterfaceShape {
     /// - Throws: `BusTestError` if the XML is malformed, lacks the interface, or holds an
     ///   element introspection does not define.
     init(named name: String, in xml: String, source: String) throws {
-        let document = try XMLDocument(xmlString: xml, options: [])
-        guard let root = document.rootElement(), root.name == "node" else {
-            throw BusTestError("\(source): the root element is not <node>")
-        }
-        let matches = root.elements(forName: "interface").filter { $0.attribute(forName: "name")?.stringValue == name }
+        guard let root = IntrospectionElement(parsing: xml) else { throw BusTestError("\(source): not well-formed XML") }
+        guard root.name == "node" else { throw BusTestError("\(source): the root element is not <node>") }
+        let matches = root.elements("interface").filter { $0["name"] == name }
         guard matches.count == 1, let interface = matches.first else {
             throw BusTestError("\(source): \(matches.count) <interface name=\"\(name)\"> elements, expected 1")
         }
-        for element in Self.childElements(of: interface) {
-            guard let memberName = element.attribute(forName: "name")?.stringValue else {
-                throw BusTestError("\(source): <\(element.name ?? "?")> without a name")
+        for element in interface.children {
+            guard let memberName = element["name"] else {
+                throw BusTestError("\(source): <\(element.name)> without a name")
             }
             switch element.name {
             case "method":
@@ -261,39 +256,35 @@ struct InterfaceShape {
                 signals[memberName] = try Self.member(element, defaultDirection: "out", source: source)
             case "property":
                 properties[memberName] = PropertyShape(
-                    type: element.attribute(forName: "type")?.stringValue ?? "",
-                    access: element.attribute(forName: "access")?.stringValue ?? "",
+                    type: element["type"] ?? "", access: element["access"] ?? "",
                     annotations: try Self.annotations(of: element, allowing: [], source: source))
             case "annotation":
-                annotations[memberName] = element.attribute(forName: "value")?.stringValue ?? ""
+                annotations[memberName] = element["value"] ?? ""
             default:
-                throw BusTestError("\(source): unexpected <\(element.name ?? "?")> in the interface")
+                throw BusTestError("\(source): unexpected <\(element.name)> in the interface")
             }
         }
     }
 
-    private static func childElements(of element: XMLElement) -> [XMLElement] {
-        (element.children ?? []).compactMap { $0 as? XMLElement }
-    }
-
-    private static func member(_ element: XMLElement, defaultDirection: String, source: String) throws -> Member {
+    private static func member(_ element: IntrospectionElement, defaultDirection: String, source: String) throws -> Member {
         Member(
-            arguments: childElements(of: element).filter { $0.name == "arg" }.map { argument in
+            arguments: element.elements("arg").map { argument in
                 Argument(
-                    name: argument.attribute(forName: "name")?.stringValue,
-                    type: argument.attribute(forName: "type")?.stringValue ?? "",
-                    direction: argument.attribute(forName: "direction")?.stringValue ?? defaultDirection)
+                    name: argument["name"], type: argument["type"] ?? "",
+                    direction: argument["direction"] ?? defaultDirection)
             },
             annotations: try annotations(of: element, allowing: ["arg"], source: source))
     }
 
-    private static func annotations(of element: XMLElement, allowing others: Set<String>, source: String) throws -> [String: String] {
+    private static func annotations(
+        of element: IntrospectionElement, allowing others: Set<String>, source: String
+    ) throws -> [String: String] {
         var result: [String: String] = [:]
-        for child in childElements(of: element) {
-            if child.name == "annotation", let name = child.attribute(forName: "name")?.stringValue {
-                result[name] = child.attribute(forName: "value")?.stringValue ?? ""
-            } else if !others.contains(child.name ?? "") {
-                throw BusTestError("\(source): unexpected <\(child.name ?? "?")> in <\(element.name ?? "?")>")
+        for child in element.children {
+            if child.name == "annotation", let name = child["name"] {
+                result[name] = child["value"] ?? ""
+            } else if !others.contains(child.name) {
+                throw BusTestError("\(source): unexpected <\(child.name)> in <\(element.name)>")
             }
         }
         return result

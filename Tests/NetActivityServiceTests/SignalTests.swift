@@ -2,12 +2,14 @@ import BusTestSupport
 import DBus
 import NetActivityTestSupport
 import Foundation
+import NetActivityModel
 import NetActivityService
 import Testing
 
 /// docs/interface.md, "Properties": PropertiesChanged only on real change, `Active` (and a
 /// leading-edge `Count`) signalled before the reply of the call that caused it, the throttle,
-/// and the `Visible` debounce — all observed on the wire from the real binary.
+/// and the `Visible` debounce: observed on the wire, from the real binary (ordering, the
+/// throttle) and from the service in-process on a manual clock (the debounce's delays).
 @Suite struct SignalOrderingTests {
     // MARK: - Signal before reply
 
@@ -27,15 +29,16 @@ import Testing
         #expect(exchange.signalsAfter(within: .milliseconds(300)).allSatisfy { $0["Active"] == nil })
     }
 
-    @Test(arguments: ["0", "50"])
-    func popThatDeactivatesIsSignalledBeforeItsReply(throttleMilliseconds: String) throws {
-        let service = try ServiceDaemon(throttled(throttleMilliseconds))
+    @Test(arguments: [0, 50])
+    func popThatDeactivatesIsSignalledBeforeItsReply(throttleMilliseconds: Int) throws {
+        let service = try InProcessService(settings: throttledSettings(throttleMilliseconds))
         let client = try service.probe()
         try client.call("Push")
         try client.subscribe()
-        // A time window must pass here, not an event: past the Push's throttle window (timed
-        // from before its reply), the Pop is a leading edge whatever the throttle.
-        Thread.sleep(forTimeInterval: 0.2)
+        // Past the Push's throttle window (timed from before its reply), the Pop is a leading
+        // edge whatever the throttle.
+        service.advance(by: .milliseconds(200))
+        _ = try service.settle(client)
 
         let exchange = try client.exchange("Pop")
 
@@ -46,7 +49,7 @@ import Testing
     }
 
     @Test func beginAndEndActivityAreSignalledBeforeTheirReplies() throws {
-        let service = try ServiceDaemon(throttled("50"))
+        let service = try InProcessService(settings: throttledSettings(50))
         let client = try service.probe()
         try client.subscribe()
 
@@ -57,7 +60,8 @@ import Testing
         #expect(activating?["Count"] == .uint32(1))
         #expect(activating?["Activities"] == invalidated)
 
-        Thread.sleep(forTimeInterval: 0.2)  // let the window of the Begin close
+        service.advance(by: .milliseconds(200))  // the Begin's window closes
+        _ = try service.settle(client)
         let end = try client.exchange("EndActivity", [.uint32(id)])
         #expect(end.reply.kind == .methodReturn, "EndActivity failed: \(end.reply.error as Any)")
         let deactivating = end.signalsBefore.first { $0["Active"] != nil }
@@ -117,17 +121,18 @@ import Testing
     }
 
     @Test func changesThatCancelOutWithinTheWindowAreNotAnnounced() throws {
-        let service = try ServiceDaemon(throttled("1000"))
+        let service = try InProcessService(settings: throttledSettings(1_000))
         let observer = try service.probe()
         try observer.subscribe()
         let client = try service.probe()
 
-        // One read of the service's socket, far less than the 1 s window: Count goes 1, 2, 1.
+        // Within one instant of the 1 s window: Count goes 1, 2, 1.
         let replies = try client.sendAll(["Push", "Push", "Pop"])
         #expect(replies.allSatisfy { $0.kind == .methodReturn })
 
         // The trailing edge finds Count back at its announced value: nothing to send.
-        let signals = observer.collectPropertiesChanged(for: .milliseconds(2_500))
+        service.advance(by: .milliseconds(2_500))
+        let signals = try service.settle(observer).compactMap(serviceProperties(in:))
         let counts = signals.compactMap { $0["Count"] }
         #expect(counts == [.uint32(1)], "Count signals: \(signals)")
         #expect(signals.count == 1, "signals: \(signals)")
@@ -213,81 +218,88 @@ import Testing
 
 // MARK: - Visible debounce
 
-/// AFNetworking's anti-flicker rule. The delays are timed with `--activation-delay 0.5
-/// --completion-delay 0.3`; the "never" cases use longer delays, because a pair of calls sent
-/// together must reach the service well within the delay even on a busy machine.
+/// AFNetworking's anti-flicker rule, with the service in-process on a manual clock
+/// (`InProcessService`): `activationDelay` 0.5 s and `completionDelay` 0.3 s, each checked a
+/// millisecond before and at its deadline, with no real wait.
 @Suite struct VisibilityTests {
-    static let arguments = ["--throttle-ms", "0", "--activation-delay", "0.5", "--completion-delay", "0.3"]
+    static let settings = IndicatorSettings(
+        throttle: .zero, activationDelay: .milliseconds(500), completionDelay: .milliseconds(300))
+
+    /// The main object's PropertiesChanged among `messages`, in order.
+    static func changes(_ messages: [Message]) -> [[String: Value]] {
+        messages.compactMap(serviceProperties(in:))
+    }
 
     @Test func activityShorterThanTheActivationDelayNeverShows() throws {
-        let service = try ServiceDaemon(["--throttle-ms", "0", "--activation-delay", "1.5", "--completion-delay", "0.3"])
+        let service = try InProcessService(settings: Self.settings)
         let observer = try service.probe()
         try observer.subscribe()
         let client = try service.probe()
 
-        let replies = try client.sendAll(["Push", "Pop"])
-        #expect(replies.allSatisfy { $0.kind == .methodReturn })
+        try client.call("Push")
+        service.advance(by: .milliseconds(499))
+        try client.call("Pop")
+        service.advance(by: .seconds(5))
 
-        // Well past the activation delay counted from the Push.
-        let signals = observer.collectPropertiesChanged(for: .milliseconds(2_200))
+        let signals = Self.changes(try service.settle(observer))
         #expect(signals.compactMap { $0["Active"] } == [.boolean(true), .boolean(false)], "\(signals)")
         #expect(signals.allSatisfy { $0["Visible"] == nil }, "Visible flickered: \(signals)")
         #expect(try observer.property("Visible") == .boolean(false))
     }
 
     @Test func sustainedActivityShowsAfterTheActivationDelay() throws {
-        let service = try ServiceDaemon(Self.arguments)
+        let service = try InProcessService(settings: Self.settings)
         let client = try service.probe()
         try client.subscribe()
 
-        let pushed = ContinuousClock.now
         let push = try client.exchange("Push")
         #expect(push.signalsBefore.allSatisfy { $0["Visible"] == nil }, "Visible at once: \(push.signalsBefore)")
         #expect(try client.property("Visible") == .boolean(false))
+        service.advance(by: .milliseconds(499))
+        #expect(Self.changes(try service.settle(client)).allSatisfy { $0["Visible"] == nil }, "shown early")
 
-        let shown = try client.waitForSignal(timeout: .seconds(15)) { $0["Visible"] != nil }
-        let delay = ContinuousClock.now - pushed
-        #expect(shown["Visible"] == .boolean(true))
-        #expect(delay >= .milliseconds(450), "Visible after \(delay)")
-        #expect(delay < .seconds(10), "Visible after \(delay)")
+        service.advance(by: .milliseconds(1))
+        #expect(Self.changes(try service.settle(client)).compactMap { $0["Visible"] } == [.boolean(true)])
         #expect(try client.property("Visible") == .boolean(true))
     }
 
     @Test func gapShorterThanTheCompletionDelayNeverHides() throws {
-        let service = try ServiceDaemon(["--throttle-ms", "0", "--activation-delay", "0.5", "--completion-delay", "1.5"])
+        let service = try InProcessService(settings: Self.settings)
         let observer = try service.probe()
         try observer.subscribe()
         let client = try service.probe()
         try client.call("Push")
-        _ = try observer.waitForSignal(timeout: .seconds(15)) { $0["Visible"] == .boolean(true) }
+        service.advance(by: .milliseconds(500))
+        #expect(Self.changes(try service.settle(observer)).contains { $0["Visible"] == .boolean(true) })
 
-        let replies = try client.sendAll(["Pop", "Push"])
-        #expect(replies.allSatisfy { $0.kind == .methodReturn })
+        try client.call("Pop")
+        service.advance(by: .milliseconds(299))
+        try client.call("Push")
+        service.advance(by: .seconds(5))
 
-        // Well past the completion delay counted from the Pop.
-        let signals = observer.collectPropertiesChanged(for: .milliseconds(2_200))
+        let signals = Self.changes(try service.settle(observer))
         #expect(signals.compactMap { $0["Active"] } == [.boolean(false), .boolean(true)], "\(signals)")
         #expect(signals.allSatisfy { $0["Visible"] == nil }, "Visible flickered: \(signals)")
         #expect(try observer.property("Visible") == .boolean(true))
     }
 
     @Test func visibleTurnsFalseAfterTheCompletionDelay() throws {
-        let service = try ServiceDaemon(Self.arguments)
+        let service = try InProcessService(settings: Self.settings)
         let client = try service.probe()
         try client.subscribe()
         try client.call("Push")
-        _ = try client.waitForSignal(timeout: .seconds(15)) { $0["Visible"] == .boolean(true) }
+        service.advance(by: .milliseconds(500))
+        #expect(Self.changes(try service.settle(client)).contains { $0["Visible"] == .boolean(true) })
 
-        let popped = ContinuousClock.now
         let pop = try client.exchange("Pop")
         #expect(pop.signalsBefore.contains { $0["Active"] == .boolean(false) })
         #expect(pop.signalsBefore.allSatisfy { $0["Visible"] == nil }, "hidden at once: \(pop.signalsBefore)")
+        service.advance(by: .milliseconds(299))
+        #expect(Self.changes(try service.settle(client)).allSatisfy { $0["Visible"] == nil }, "hidden early")
 
-        let hidden = try client.waitForSignal(timeout: .seconds(15)) { $0["Visible"] != nil }
-        let delay = ContinuousClock.now - popped
-        #expect(hidden["Visible"] == .boolean(false))
-        #expect(delay >= .milliseconds(250), "hidden after \(delay)")
-        #expect(delay < .seconds(10), "hidden after \(delay)")
+        service.advance(by: .milliseconds(1))
+        #expect(Self.changes(try service.settle(client)).compactMap { $0["Visible"] } == [.boolean(false)])
+        #expect(try client.property("Visible") == .boolean(false))
     }
 }
 
@@ -297,4 +309,9 @@ import Testing
 /// flips together with `Active` and never arrives late.
 private func throttled(_ milliseconds: String) -> [String] {
     ["--throttle-ms", milliseconds, "--activation-delay", "0", "--completion-delay", "0"]
+}
+
+/// The same for a service in-process.
+private func throttledSettings(_ milliseconds: Int) -> IndicatorSettings {
+    IndicatorSettings(throttle: .milliseconds(milliseconds), activationDelay: .zero, completionDelay: .zero)
 }

@@ -67,7 +67,7 @@ import Glibc
 
     @Test func nobodyCannotOwnTheName() throws {
         try requireRoot()
-        let bus = try SystemPolicyBus(policyFile: Self.policyFile)
+        let bus = try PrivateBus.systemPolicy(policyFile: Self.policyFile)
         let request = try asNobody(
             "dbus-send",
             ["--bus=\(bus.address)", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
@@ -218,7 +218,7 @@ import Glibc
 
     /// `dbus-send` arguments for `member` (interface.member) on the service, waiting for the reply.
     private func dbusSendArguments(
-        _ bus: SystemPolicyBus, _ member: String, _ arguments: [String] = [], path objectPath: String? = nil
+        _ bus: PrivateBus, _ member: String, _ arguments: [String] = [], path objectPath: String? = nil
     ) -> [String] {
         ["--bus=\(bus.address)", "--print-reply", "--reply-timeout=10000", "--dest=\(name)",
          objectPath ?? path, member] + arguments
@@ -231,11 +231,11 @@ import Glibc
 private final class PolicedService: @unchecked Sendable {
     // Declared first, so released first: the service stops before its bus.
     let daemon: ServiceDaemon
-    let bus: SystemPolicyBus
+    let bus: PrivateBus
 
     init(extraPolicies: [String: String] = [:]) throws {
         try requireRoot()
-        bus = try SystemPolicyBus(policyFile: SystemBusPolicyTests.policyFile, extraPolicies: extraPolicies)
+        bus = try PrivateBus.systemPolicy(policyFile: SystemBusPolicyTests.policyFile, extraPolicies: extraPolicies)
         do {
             daemon = try ServiceDaemon(["--system"] + ServiceDaemon.immediate, address: bus.address)
         } catch {

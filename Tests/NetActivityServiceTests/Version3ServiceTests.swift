@@ -2,12 +2,13 @@ import BusTestSupport
 import DBus
 import Foundation
 import NetActivityContract
+import NetActivityModel
 import NetActivityTestSupport
 import Testing
 
-/// Contract version 3 on the bus: hints, fraction mode and rates, with the real netactivityd.
-/// The rate's timing (when it falls to 0, how it is smoothed) is covered on a manual clock in
-/// NetActivityModelTests; here only what the bus carries.
+/// Contract version 3 on the bus: hints and fraction mode with the real netactivityd; rates,
+/// which depend on time, with the service in-process on a manual clock (`InProcessService`).
+/// How the rate is smoothed is covered in NetActivityModelTests.
 @Suite struct Version3ServiceTests {
     typealias Hint = NetActivityBus.Hint
 
@@ -141,46 +142,47 @@ import Testing
     }
 
     @Test func progressIsOneSignalWithFractionAndRate() throws {
-        let service = try ServiceDaemon(["--throttle-ms", "0"])
+        let service = try InProcessService(settings: IndicatorSettings(throttle: .zero))
         let client = try service.probe()
         try ActivityObjectTests.subscribeToEverything(client)
         let id = try client.begin("rated")
         try client.call("UpdateActivity", [.uint32(id), .uint64(0), .uint64(1_000_000)])
-        Thread.sleep(forTimeInterval: 0.2)
+        service.advance(by: .milliseconds(200))
         try client.call("UpdateActivity", [.uint32(id), .uint64(500_000), .uint64(1_000_000)])
-        let signals = client.collectMessages(for: .milliseconds(300))
+        let signals = try service.settle(client)
             .filter { $0.path == NetActivityBus.activityPath(id) && $0.member == "PropertiesChanged" }
             .compactMap { try? $0.arguments()[1].stringKeyedEntries?.compactMapValues(\.unwrapped) }
         let last = try #require(signals.last, "no progress signal")
         #expect(Set(last.keys) == ["Completed", "Total", "Fraction", "Rate"])
         #expect(last["Fraction"] == .double(0.5))
         let rate = try #require(last["Rate"]?.double)
-        #expect(rate > 500_000 && rate < 2_600_000, "500 kB in about 0.2 s: \(rate)")
+        #expect(rate > 500_000 && rate < 2_600_000, "500 kB in 0.2 s: \(rate)")
         #expect(try client.property("Rate").double == rate)
     }
 
-    @Test func theFallToZeroIsAnnouncedNoSoonerThanFiveSeconds() throws {
-        let service = try ServiceDaemon(["--throttle-ms", "0"])
+    /// The Rate values announced on activity `id`'s object among `messages`.
+    static func announcedRates(_ messages: [Message], of id: UInt32) -> [Double] {
+        messages.filter { $0.path == NetActivityBus.activityPath(id) && $0.member == "PropertiesChanged" }
+            .compactMap { try? $0.arguments()[1].stringKeyedEntries?["Rate"]?.unwrapped?.double }
+    }
+
+    @Test func theFallToZeroIsAnnouncedFiveSecondsAfterTheLastBytes() throws {
+        let service = try InProcessService(settings: IndicatorSettings(throttle: .zero))
         let client = try service.probe()
         try ActivityObjectTests.subscribeToEverything(client)
         let id = try client.begin("stalls")
         try client.call("UpdateActivity", [.uint32(id), .uint64(0), .uint64(0)])
-        Thread.sleep(forTimeInterval: 0.1)
+        service.advance(by: .milliseconds(100))
         try client.call("UpdateActivity", [.uint32(id), .uint64(10_000), .uint64(0)])
-        let lastBytes = ContinuousClock.now
-        var fall: ContinuousClock.Instant?
-        while fall == nil, let message = client.nextMessage(timeout: .seconds(10)) {
-            guard message.path == NetActivityBus.activityPath(id),
-                let changed = try? message.arguments()[1].stringKeyedEntries?.compactMapValues(\.unwrapped),
-                changed["Rate"] == .double(0)
-            else { continue }
-            fall = .now
-        }
-        let waited = try #require(fall, "no signal with Rate 0").duration(to: lastBytes) * -1
-        #expect(waited >= .seconds(5), "fell after \(waited)")
-        // The upper bound is 6 s by the contract; a busy machine may deliver late, so only
-        // gross lateness fails here (the model's test holds the exact bounds).
-        #expect(waited < .seconds(8), "fell after \(waited)")
+        let moving = Self.announcedRates(try service.settle(client), of: id)
+        #expect(moving.last.map { $0 > 0 } == true, "rates announced: \(moving)")
+
+        service.advance(by: .milliseconds(4_999))
+        #expect(!Self.announcedRates(try service.settle(client), of: id).contains(0), "fell before 5 s")
+        #expect(try client.property("Rate") != .double(0))
+        // The contract's bound is 6 s; the service's timer falls due at exactly 5 s.
+        service.advance(by: .milliseconds(1))
+        #expect(Self.announcedRates(try service.settle(client), of: id) == [0])
         #expect(try client.property("Rate") == .double(0))
     }
 }

@@ -2,8 +2,8 @@ import BusTestSupport
 import Foundation
 import DBus
 
-// Waiting from async tests. Blocking waits (`waitUntil`, `ChildProcess.waitForExit`) live in
-// BusTestSupport; these keep them off the cooperative pool.
+// Blocking work from async tests, kept off the cooperative pool. The wait for a condition,
+// blocking or suspending, is BusTestSupport's `waitUntil`.
 
 /// Runs blocking work (waits on processes and the bus) on a thread of its own and awaits its
 /// result, so an async test does not hold one of the cooperative pool's few threads.
@@ -12,41 +12,6 @@ public func onThread<Output: Sendable>(_ work: @escaping @Sendable () throws -> 
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread { continuation.resume(with: Result { try work() }) }
         thread.start()
-    }
-}
-
-/// Polls `condition` until it holds or `timeout` passes, suspending (not blocking) between
-/// polls, so the tasks the condition waits on keep running.
-///
-/// - Throws: `BusTestError` "timed out after … waiting for <what>", or what `condition` throws.
-public func eventually(
-    _ what: @autoclosure () -> String, timeout: Duration = .seconds(10), _ condition: () throws -> Bool
-) async throws {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    var pause = Duration.milliseconds(2)
-    while true {
-        if try condition() { return }
-        guard clock.now < deadline else {
-            throw BusTestError("timed out after \(timeout) waiting for \(what())")
-        }
-        try await Task.sleep(for: pause)
-        pause = min(pause * 2, .milliseconds(50))
-    }
-}
-
-/// `eventually` for a condition that must itself await.
-public func eventuallyAsync(
-    _ what: @autoclosure () -> String, timeout: Duration = .seconds(5), _ condition: () async throws -> Bool
-) async throws {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while true {
-        if try await condition() { return }
-        guard clock.now < deadline else {
-            throw BusTestError("timed out after \(timeout) waiting for \(what())")
-        }
-        try await Task.sleep(for: .milliseconds(20))
     }
 }
 

@@ -5,6 +5,35 @@ import Glibc
 import Musl
 #endif
 
+/// The time an event loop's timers (`EventLoop.schedule(after:_:)`) run on.
+///
+/// libdbus's own timeouts (replies, authentication) always run on `CLOCK_MONOTONIC`: they are
+/// about the bus, not about what the loop's owner schedules. Implementations must be safe to
+/// read from any thread.
+public protocol EventLoopClock: Sendable {
+    /// The current reading in nanoseconds; never decreases.
+    var nanoseconds: UInt64 { get }
+
+    /// Whether the clock moves by itself. The loop sleeps in poll(2) until the next timer's
+    /// deadline only on such a clock; a clock moved by hand wakes the loop instead, through
+    /// `onAdvance(_:)`.
+    var movesByItself: Bool { get }
+
+    /// Arranges for `moved` to run, on the thread that moves the clock, each time it is moved by
+    /// hand. A clock that moves by itself may ignore it.
+    func onAdvance(_ moved: @escaping @Sendable () -> Void)
+}
+
+/// `CLOCK_MONOTONIC`: the clock of a loop made without one.
+public struct MonotonicClock: EventLoopClock {
+    /// Creates a clock reading `CLOCK_MONOTONIC`.
+    public init() {}
+
+    public var nanoseconds: UInt64 { monotonicNanoseconds() }
+    public var movesByItself: Bool { true }
+    public func onAdvance(_ moved: @escaping @Sendable () -> Void) {}
+}
+
 /// A single-threaded poll(2) loop that drives libdbus connections, timers, work posted from
 /// other threads, and POSIX signals.
 ///
@@ -64,11 +93,17 @@ public final class EventLoop: @unchecked Sendable {
     /// The thread in `run()`, 0 when none (glibc's pthread_t is an address, never 0). An atomic,
     /// not a lock: libdbus asks "are we on the loop?" for every message sent.
     private let loopThread = Atomic<UInt>(0)
+    // What the timers' deadlines are read on; nil for CLOCK_MONOTONIC, read directly because
+    // every turn reads it.
+    private let timerClock: (any EventLoopClock)?
 
-    /// Creates a loop; nothing runs until `run()`.
+    /// Creates a loop whose timers run on `clock`; nothing runs until `run()`.
+    ///
+    /// On a clock moved by hand (a test's), a timer fires on the first turn after the clock
+    /// passes its deadline, and moving the clock wakes the loop: no timer waits on real time.
     ///
     /// - Throws: `Failed` if the wake-up pipe cannot be created.
-    public init() throws(BusError) {
+    public init(clock: some EventLoopClock = MonotonicClock()) throws(BusError) {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw BusError(.failed, "cannot create a pipe: errno \(errno)") }
         for fd in fds {
@@ -77,6 +112,11 @@ public final class EventLoop: @unchecked Sendable {
         }
         wakeRead = fds[0]
         wakeWrite = fds[1]
+        timerClock = clock is MonotonicClock ? nil : clock
+        if !clock.movesByItself {
+            // Weak: the clock may outlive the loop, and the pipe closes with it.
+            clock.onAdvance { [weak self] in self?.wake() }
+        }
     }
 
     deinit {
@@ -122,12 +162,15 @@ public final class EventLoop: @unchecked Sendable {
 
     // MARK: - Timers
 
+    /// Now on the timers' clock.
+    private var timerNow: UInt64 { timerClock?.nanoseconds ?? monotonicNanoseconds() }
+
     /// Runs `action` once on the loop after `delay`.
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping () -> Void) -> TimerID {
         nextTimerID += 1
         let nanoseconds = UInt64(clamping: max(0, delay.nanoseconds))
-        let deadline = monotonicNanoseconds() &+ nanoseconds
+        let deadline = timerNow &+ nanoseconds
         timers[nextTimerID] = Timer(deadline: deadline, action: action)
         earliestTimer = min(earliestTimer, deadline)
         return TimerID(value: nextTimerID)
@@ -209,7 +252,7 @@ public final class EventLoop: @unchecked Sendable {
         let connections = self.connections
         dispatchAll(connections)
         var now = monotonicNanoseconds()
-        let fired = fireDueTimers(now: now)
+        let fired = fireDueTimers(now: now, timerNow: timerClock?.nanoseconds ?? now)
         guard !stopRequested.load(ordering: .sequentiallyConsistent) else { return }
 
         // dispatchAll left every connection it saw with nothing to dispatch. Ask libdbus again
@@ -272,16 +315,17 @@ public final class EventLoop: @unchecked Sendable {
         for item in work { item() }
     }
 
-    /// Handles due libdbus timeouts and runs due timers; returns whether anything ran.
-    private func fireDueTimers(now: UInt64) -> Bool {
+    /// Handles libdbus timeouts due at `now` (CLOCK_MONOTONIC) and runs timers due at
+    /// `timerNow` (the timers' clock); returns whether anything ran.
+    private func fireDueTimers(now: UInt64, timerNow: UInt64) -> Bool {
         var fired = false
         for entry in timeouts where entry.raw.isEnabled && entry.deadline <= now {
             entry.deadline = Self.deadline(of: entry.raw)
             entry.raw.handle()
             fired = true
         }
-        guard earliestTimer <= now else { return fired }
-        let due = timers.filter { $0.value.deadline <= now }.sorted { $0.value.deadline < $1.value.deadline }
+        guard earliestTimer <= timerNow else { return fired }
+        let due = timers.filter { $0.value.deadline <= timerNow }.sorted { $0.value.deadline < $1.value.deadline }
         for (id, timer) in due where timers[id] != nil {
             timers[id] = nil
             timer.action()
@@ -295,11 +339,20 @@ public final class EventLoop: @unchecked Sendable {
     /// Milliseconds from `now` until the next deadline, rounded up; -1 (sleep until woken)
     /// when none.
     private func pollTimeout(now: UInt64) -> Int32 {
-        var next = earliestTimer
+        var next = UInt64.max
         for entry in timeouts where entry.raw.isEnabled { next = min(next, entry.deadline) }
-        guard next != .max else { return -1 }
-        guard next > now else { return 0 }
-        return Int32(clamping: (next - now + 999_999) / 1_000_000)
+        let wait = next == .max ? -1 : Self.milliseconds(from: now, to: next)
+        guard earliestTimer != .max else { return wait }
+        let clock = timerClock
+        // A clock moved by hand wakes the loop as it moves: its timers wait on that, not on poll.
+        if let clock, !clock.movesByItself { return earliestTimer <= clock.nanoseconds ? 0 : wait }
+        let timerWait = Self.milliseconds(from: clock?.nanoseconds ?? now, to: earliestTimer)
+        return wait < 0 ? timerWait : min(wait, timerWait)
+    }
+
+    /// Milliseconds from `now` to `deadline`, rounded up; 0 once it has passed.
+    private static func milliseconds(from now: UInt64, to deadline: UInt64) -> Int32 {
+        deadline > now ? Int32(clamping: (deadline - now + 999_999) / 1_000_000) : 0
     }
 
     private func drainWakePipe() {
