@@ -94,15 +94,19 @@ public final class Connection: @unchecked Sendable {
     /// Queues `message` without checking the connection first, for replies and signals whose
     /// loss on a closed connection nobody could act on: libdbus drops what a closed connection
     /// cannot send.
-    func queue(_ message: RawMessage) {
-        _ = raw.send(message)
+    func queue(_ message: Message) {
+        _ = raw.send(message.raw)
+    }
+
+    /// Queues `message` as `queue(_:)` does, for a reply that needs no `Message`.
+    func queue(_ message: borrowing OwnedMessage) {
+        _ = raw.send(message.raw)
     }
 
     /// Sends the successful reply to the method call `call`, without a `Message` for either.
     func sendReply(to call: RawMessage, _ values: [Value]) throws(BusError) {
         guard let reply = call.methodReturn() else { throw BusError.outOfMemory }
-        defer { reply.release() }
-        if !values.isEmpty { _ = try Message.append(values, to: reply, signatureLength: 0) }
+        if !values.isEmpty { _ = try Message.append(values, to: reply.raw, signatureLength: 0) }
         queue(reply)
     }
 
@@ -131,7 +135,6 @@ public final class Connection: @unchecked Sendable {
                 "the reply would be \(writer.count) bytes, more than the \(maximumMessageSize) bytes this bus accepts in one message")
         }
         let reply = try RawMessage.message(from: writer.body)
-        defer { reply.release() }
         queue(reply)
     }
 
@@ -169,7 +172,8 @@ public final class Connection: @unchecked Sendable {
             let left = deadline - now
             let milliseconds = Int32(clamping: (left + 999_999) / 1_000_000)
             guard raw.readWrite(milliseconds: milliseconds) else {
-                return raw.popMessage().map { Message(consuming: $0) }
+                guard let message = raw.popMessage() else { return nil }
+                return Message(consuming: message)
             }
         }
     }
@@ -220,10 +224,8 @@ public final class Connection: @unchecked Sendable {
             if let handler = methodCallHandler {
                 guard let message = raw.borrowMessage() else { return }
                 if message.type == .methodCall {
-                    // Stealing hands over the queue's reference to the message.
-                    raw.stealBorrowed(message)
-                    deliver(message, to: handler)
-                    message.release()
+                    let call = raw.stealBorrowed(message)
+                    deliver(call, to: handler)
                     continue
                 }
                 raw.returnBorrowed(message)
@@ -242,6 +244,10 @@ public final class Connection: @unchecked Sendable {
             return true
         }
         return runMessageFilters(raw, kind: kind)
+    }
+
+    private func deliver(_ call: borrowing OwnedMessage, to server: (RawMessage) -> Void) {
+        deliver(call.raw, to: server)
     }
 
     /// The one way a method call reaches the object server: through the filters that see

@@ -26,9 +26,9 @@ public final class ObjectServer {
     @exclusivity(unchecked) private var lastCalled: (path: CName, table: DispatchTable)?
     private let senders = SenderNames()
     private let emptyReplies = EmptyReplies()
-    private let recentSignals = RecentSignals()
-    private let signalShapes = SignalShapes()
-    let removalSignals = RemovalSignals()
+    // Every signal of the standard interfaces is made here (`emitPropertiesChanged`,
+    // `emitInterfacesAdded`, `emitInterfacesRemoved`).
+    let signals = SignalBuilder()
 
     /// Starts answering method calls on `connection`, the one server it may have.
     public init(connection: Connection) {
@@ -130,21 +130,8 @@ public final class ObjectServer {
         invalidated: [MemberName] = []
     ) throws(BusError) {
         guard !changed.isEmpty || !invalidated.isEmpty else { return }
-        let cacheable = RecentSignals.isCacheable(changed: changed, invalidated: invalidated)
-        if cacheable, let copy = try recentSignals.copy(interface: interface, path: path, changed: changed) {
-            try connection.send(copy)
-            return
-        }
-        let patchable = SignalShapes.isPatchable(changed: changed, invalidated: invalidated)
-        if patchable, let copy = signalShapes.signal(interface: interface, path: path, changed: changed) {
-            try connection.send(copy)
-            return
-        }
-        let signal = try Message.propertiesChanged(
-            path: path, interface: interface, changed: changed, invalidated: invalidated)
-        if cacheable { try recentSignals.remember(signal, interface: interface, path: path, changed: changed) }
-        if patchable { signalShapes.remember(signal, interface: interface, path: path, changed: changed) }
-        try connection.send(signal)
+        try connection.send(
+            try signals.propertiesChanged(path: path, interface: interface, changed: changed, invalidated: invalidated))
     }
 
     // MARK: - Dispatch
@@ -163,7 +150,6 @@ public final class ObjectServer {
             guard wantsReply else { return }
             if values.isEmpty {
                 guard let reply = emptyReplies.reply(to: call) else { throw BusError.outOfMemory }
-                defer { reply.release() }
                 connection.queue(reply)
             } else {
                 try connection.sendReply(to: call, values)
@@ -174,7 +160,7 @@ public final class ObjectServer {
         } catch {
             reply = wantsReply ? try? Message.errorReply(to: call, BusError(.failed, "\(error)")) : nil
         }
-        if let reply { connection.queue(reply.raw) }
+        if let reply { connection.queue(reply) }
     }
 
     // Works on libdbus's C strings of the header: no Swift string is made for a call that
