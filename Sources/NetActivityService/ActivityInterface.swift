@@ -75,34 +75,34 @@ extension Service {
             ])
     }
 
-    /// `io.github.netactivity.NetActivity1.Activity`: one table for every activity object, whose
-    /// getters read the object `described` holds. The subtree's lookup points `described` at an
-    /// object and returns this table, which the object server uses at once (`Subtree`): a table
-    /// built for each lookup cost GetManagedObjects over 65,536 objects more than marshalling
-    /// them (docs/benchmarks.md, "Scale").
-    func makeActivityInterface(reading described: DescribedActivity) -> Interface {
+    /// `io.github.netactivity.NetActivity1.Activity`: one table for every activity object, each
+    /// getter handed the object asked for (`Subtree`): a table built for each lookup cost
+    /// GetManagedObjects over 65,536 objects more than marshalling them (docs/benchmarks.md,
+    /// "Scale").
+    func makeActivityInterface() -> SubtreeInterface<DescribedActivity> {
         typealias Name = NetActivityBus.ActivityProperty
-        return Interface(
+        typealias Property = SubtreeProperty<DescribedActivity>
+        return SubtreeInterface(
             NetActivityBus.activityInterface,
             properties: [
-                Property(Name.id, .uint32, changeSignal: .constant) { .uint32(described.activity.id) },
-                Property(Name.label, .string, changeSignal: .constant) { .string(described.activity.label) },
-                Property(Name.owner, .string, changeSignal: .constant) { .string(described.activity.owner) },
-                Property(Name.started, .uint64, changeSignal: .constant) { .uint64(described.activity.started) },
-                Property(Name.completed, .uint64) { .uint64(described.activity.completed) },
-                Property(Name.total, .uint64) { .uint64(described.activity.total) },
-                Property(Name.processID, .uint32) {
+                Property(Name.id, .uint32, changeSignal: .constant) { described in .uint32(described.activity.id) },
+                Property(Name.label, .string, changeSignal: .constant) { described in .string(described.activity.label) },
+                Property(Name.owner, .string, changeSignal: .constant) { described in .string(described.activity.owner) },
+                Property(Name.started, .uint64, changeSignal: .constant) { described in .uint64(described.activity.started) },
+                Property(Name.completed, .uint64) { described in .uint64(described.activity.completed) },
+                Property(Name.total, .uint64) { described in .uint64(described.activity.total) },
+                Property(Name.processID, .uint32) { described in
                     .uint32(described.attribution?.processID ?? NetActivityBus.unknownCredential)
                 },
-                Property(Name.userID, .uint32) { .uint32(described.attribution?.userID ?? NetActivityBus.unknownCredential) },
-                Property(Name.application, .string) { .string(described.attribution?.application ?? "") },
-                Property(Name.claimedApplication, .string, changeSignal: .constant) {
+                Property(Name.userID, .uint32) { described in .uint32(described.attribution?.userID ?? NetActivityBus.unknownCredential) },
+                Property(Name.application, .string) { described in .string(described.attribution?.application ?? "") },
+                Property(Name.claimedApplication, .string, changeSignal: .constant) { described in
                     .string(described.activity.hints.application)
                 },
-                Property(Name.icon, .string, changeSignal: .constant) { .string(described.activity.hints.icon) },
-                Property(Name.kind, .string, changeSignal: .constant) { .string(described.activity.hints.kind.rawValue) },
-                Property(Name.fraction, .double) { .double(described.activity.fraction) },
-                Property(Name.rate, .double) { .double(described.activity.rate) },
+                Property(Name.icon, .string, changeSignal: .constant) { described in .string(described.activity.hints.icon) },
+                Property(Name.kind, .string, changeSignal: .constant) { described in .string(described.activity.hints.kind.rawValue) },
+                Property(Name.fraction, .double) { described in .double(described.activity.fraction) },
+                Property(Name.rate, .double) { described in .double(described.activity.rate) },
             ])
     }
 
@@ -189,13 +189,13 @@ extension Signature {
     fileprivate static let double: Signature = "d"
 }
 
-/// The activity object the activity table's getters read: the one looked up last.
+/// An activity object as the activity table's getters are handed it: the activity, owned by a
+/// client with `attribution` (nil: not known yet), as it was when looked up.
 final class DescribedActivity {
-    private(set) var activity = Activity(id: 0, owner: "", label: "", completed: 0, total: 0, started: 0)
-    private(set) var attribution: Attribution?
+    let activity: Activity
+    let attribution: Attribution?
 
-    /// Points the getters at `activity`, owned by a client with `attribution` (nil: not known yet).
-    func describe(_ activity: Activity, attribution: Attribution?) {
+    init(_ activity: Activity, attribution: Attribution?) {
         self.activity = activity
         self.attribution = attribution
     }

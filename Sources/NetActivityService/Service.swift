@@ -72,19 +72,17 @@ public final class Service {
         if options.perUserLimits { connection.maximumMessageSize = Connection.systemBusMessageSize }
         let server = ObjectServer(connection: connection)
         server.export([makeInterface()], at: NetActivityBus.path, managingObjects: true)
-        let described = DescribedActivity()
-        let activityInterfaces = [makeActivityInterface(reading: described)]
         server.exportSubtree(
             Subtree(
                 names: { [unowned self] in indicator.ledger.activities.map { String($0.id) } },
                 isEmpty: { [unowned self] in indicator.ledger.activityTotal == 0 },
-                interfaces: { [unowned self] name in
+                lookUp: { [unowned self] name in
                     guard let id = NetActivityBus.activityID(named: name),
                         let activity = indicator.ledger.activity(id)
                     else { return nil }
-                    described.describe(activity, attribution: attributions[activity.owner])
-                    return activityInterfaces
-                }),
+                    return DescribedActivity(activity, attribution: attributions[activity.owner])
+                },
+                interfaces: [makeActivityInterface()]),
             under: NetActivityBus.activitiesPath)
         self.server = server
         connection.addFilter(for: .signal) { [unowned self] message in self.handleSignal(message) }

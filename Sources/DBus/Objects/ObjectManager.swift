@@ -36,10 +36,10 @@ extension ObjectServer {
     /// and validated once by libdbus: an object comes and goes with every BeginActivity and
     /// EndActivity, and libdbus's type writer cost several times more than the call itself.
     public func emitInterfacesAdded(at path: ObjectPath) throws(BusError) {
-        guard let manager = manager(of: path), let own = ownInterfaces(at: path) else { return }
+        guard let manager = manager(of: path), let (own, object) = ownInterfaces(at: path) else { return }
         guard connection.isConnected else { throw BusError(.disconnected, "not connected to the bus") }
         connection.queue(
-            try signals.interfacesAdded(manager: manager, path: path) { $0.appendInterfacesAndProperties(own) })
+            try signals.interfacesAdded(manager: manager, path: path) { $0.appendInterfacesAndProperties(own, of: object) })
     }
 
     /// Announces that the object at `path`, which had `interfaces`, is gone. Does nothing when
@@ -60,10 +60,11 @@ extension ObjectServer {
         managers.filter { path.isDescendant(of: $0) }.max { $0.rawValue.utf8.count < $1.rawValue.utf8.count }
     }
 
-    /// The own interfaces (standard ones left out) of the object at `path`.
-    private func ownInterfaces(at path: ObjectPath) -> [Interface]? {
-        if let own = subtreeInterfaces(at: path) { return own }
-        return exportedInterfaces(at: path)
+    /// The own interfaces (standard ones left out) of the object at `path`, and the object their
+    /// getters read (nil for an object exported on its own).
+    private func ownInterfaces(at path: ObjectPath) -> (interfaces: [Interface], object: AnyObject?)? {
+        if let found = subtreeObject(at: path) { return (found.interfaces, found.object) }
+        return exportedInterfaces(at: path).map { ($0, nil) }
     }
 
     /// `GetManagedObjects`' answer, written one object at a time so a reply over tens of
@@ -79,13 +80,13 @@ extension ObjectServer {
             for path in exported {
                 guard let own = exportedInterfaces(at: path) else { continue }
                 entries.body.appendEntryKey(.objectPath(path))
-                entries.body.appendInterfacesAndProperties(own)
+                entries.body.appendInterfacesAndProperties(own, of: nil)
             }
             for (prefix, subtree, names) in families {
                 for name in names {
-                    guard let own = subtree.interfaces(Substring(name)) else { continue }
+                    guard let object = subtree.lookUp(Substring(name)) else { continue }
                     entries.body.appendEntryKey(.objectPath(ObjectPath(unchecked: prefix.rawValue + "/" + name)))
-                    entries.body.appendInterfacesAndProperties(own)
+                    entries.body.appendInterfacesAndProperties(subtree.interfaces, of: object)
                 }
             }
         }
@@ -95,17 +96,18 @@ extension ObjectServer {
 }
 
 extension WireEncoder {
-    /// `a{sa{sv}}`: each interface with all its properties, read through its getters and
+    /// `a{sa{sv}}`: each interface with all its properties, read through its getters (handed
+    /// `object`, nil for an object exported on its own) and
     /// written without building a tree of values (a reply over tens of thousands of objects
     /// would otherwise allocate and free one for each).
-    mutating func appendInterfacesAndProperties(_ interfaces: [Interface]) {
+    mutating func appendInterfacesAndProperties(_ interfaces: [Interface], of object: AnyObject?) {
         appendArray(of: .interfaceEntry) { encoder in
             for interface in interfaces {
                 encoder.appendEntryKey(.string(interface.name.rawValue))
                 encoder.appendArray(of: .stringToVariantEntry) { encoder in
                     for property in interface.properties {
                         encoder.appendEntryKey(.string(property.name.rawValue))
-                        encoder.appendVariant(property.get())
+                        encoder.appendVariant(property.value(of: object))
                     }
                 }
             }

@@ -48,7 +48,7 @@ public final class ObjectServer {
     /// object is also an `org.freedesktop.DBus.ObjectManager` for every object below it.
     public func export(_ interfaces: [Interface], at path: ObjectPath, managingObjects: Bool = false) {
         if managingObjects { managers.insert(path) } else { managers.remove(path) }
-        objects[path] = DispatchTable(interfaces + standardInterfaces(interfaces, at: path))
+        objects[path] = DispatchTable(interfaces + standardInterfaces(interfaces, of: nil, at: path))
         exported[path] = interfaces
         lastCalled = nil
     }
@@ -75,9 +75,10 @@ public final class ObjectServer {
     /// The own interfaces of the exported object at `path`.
     func exportedInterfaces(at path: ObjectPath) -> [Interface]? { exported[path] }
 
-    /// The standard interfaces every object at `path` with `own` interfaces answers too.
-    private func standardInterfaces(_ own: [Interface], at path: ObjectPath) -> [Interface] {
-        var standard = [propertiesInterface(own), introspectableInterface(path), peerInterface]
+    /// The standard interfaces every object at `path` with `own` interfaces, whose getters read
+    /// `object`, answers too.
+    private func standardInterfaces(_ own: [Interface], of object: AnyObject?, at path: ObjectPath) -> [Interface] {
+        var standard = [propertiesInterface(own, of: object), introspectableInterface(path), peerInterface]
         if managers.contains(path) { standard.append(objectManagerInterface(at: path)) }
         return standard
     }
@@ -102,7 +103,13 @@ public final class ObjectServer {
         _ names: [MemberName], of interface: InterfaceName, at path: ObjectPath
     ) throws(BusError) {
         // The object's own tables only: no dispatch table is built for a signal.
-        guard let interfaces = exported[path] ?? subtreeInterfaces(at: path) else {
+        let interfaces: [Interface]
+        let object: AnyObject?
+        if let own = exported[path] {
+            (interfaces, object) = (own, nil)
+        } else if let found = subtreeObject(at: path) {
+            (interfaces, object) = (found.interfaces, found.object)
+        } else {
             throw BusError(.unknownObject, "no object at \(path)")
         }
         guard let own = interfaces.first(where: { $0.name == interface }) else {
@@ -115,7 +122,7 @@ public final class ObjectServer {
                 throw BusError(.unknownProperty, "interface \(interface) has no property \(name)")
             }
             switch property.changeSignal {
-            case .emitsValue: changed.append((name, property.get()))
+            case .emitsValue: changed.append((name, property.value(of: object)))
             case .invalidates: invalidated.append(name)
             case .constant, .none: break
             }
@@ -222,8 +229,8 @@ public final class ObjectServer {
     /// ones, or just `Introspectable` and `Peer` for a node above an exported object.
     func table(at path: ObjectPath) throws(BusError) -> DispatchTable {
         if let table = objects[path] { return table }
-        if let own = subtreeInterfaces(at: path) {
-            return DispatchTable(own + standardInterfaces(own, at: path))
+        if let found = subtreeObject(at: path) {
+            return DispatchTable(found.interfaces + standardInterfaces(found.interfaces, of: found.object, at: path))
         }
         guard hasDescendants(path) else {
             throw BusError(.unknownObject, "no object at \(path)")
@@ -232,10 +239,10 @@ public final class ObjectServer {
         return DispatchTable([introspectableInterface(path), peerInterface])
     }
 
-    /// The own interfaces of a subtree's object at `path`; nil if no subtree has one there.
-    func subtreeInterfaces(at path: ObjectPath) -> [Interface]? {
+    /// The subtree's object at `path` with its own interfaces; nil if no subtree has one there.
+    func subtreeObject(at path: ObjectPath) -> SubtreeObject? {
         guard let (prefix, name) = path.parentAndName, let subtree = subtrees[prefix] else { return nil }
-        return subtree.interfaces(name)
+        return subtree.object(name)
     }
 
     /// Whether any object lives below `path`.
