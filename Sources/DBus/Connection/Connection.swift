@@ -45,16 +45,21 @@ public final class Connection: @unchecked Sendable {
         let handler: (Message) -> Bool
     }
 
-    // Read for every incoming message, by the dispatching thread alone, and iterated as a
-    // copy (a handler may add or remove filters meanwhile): no access overlaps another, and the
-    // runtime's checks would cost on every call (docs/benchmarks.md).
-    @exclusivity(unchecked) private var filters: [Filter] = []
+    // Iterated as a copy: a handler may add or remove filters meanwhile.
+    private var filters: [Filter] = []
     // Whether any filter sees method calls: while none does, a call goes straight to the
     // object server without a walk through the list.
-    @exclusivity(unchecked) private var filtersSeeMethodCalls = false
+    private var filtersSeeMethodCalls = false
     // The object server's handler: every method call no filter took, as libdbus's message,
-    // valid only during the call. Read for every call, like `filters`.
+    // valid only during the call. Read for every message dispatched, by the dispatching thread,
+    // and never assigned while a call is delivered through it (asserted in debug builds), so no
+    // access overlaps another; the runtime's check of each read shows in the steady Push/Pop
+    // rows (docs/benchmarks.md).
     @exclusivity(unchecked) private var methodCallHandler: ((RawMessage) -> Void)?
+    #if DEBUG
+    // Set while a call is delivered to `methodCallHandler`: the invariant its reads rely on.
+    private var deliveringCall = false
+    #endif
     private var nextFilterID = 0
     private var filterInstalled = false
 
@@ -203,6 +208,9 @@ public final class Connection: @unchecked Sendable {
     /// during the call: for `ObjectServer`, which answers each call without making a `Message`
     /// for it. Nil stops it; one handler at a time.
     func setMethodCallHandler(_ handler: ((RawMessage) -> Void)?) {
+        #if DEBUG
+        assert(!deliveringCall, "the method call handler replaced while a call is delivered through it")
+        #endif
         installFilterOnce()
         methodCallHandler = handler
     }
@@ -254,6 +262,10 @@ public final class Connection: @unchecked Sendable {
     /// method calls, then to the server if none of them took it.
     private func deliver(_ call: RawMessage, to server: (RawMessage) -> Void) {
         if filtersSeeMethodCalls, runMessageFilters(call, kind: .methodCall) { return }
+        #if DEBUG
+        deliveringCall = true
+        defer { deliveringCall = false }
+        #endif
         server(call)
     }
 

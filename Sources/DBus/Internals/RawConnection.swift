@@ -171,9 +171,7 @@ struct RawConnection {
 private let connectionFilter: DBusHandleMessageFunction = { _, message, data in
     guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
     // The connection outlives its filter (deinit removes it): no reference of our own needed.
-    let handled = Unmanaged<Connection>.fromOpaque(data)._withUnsafeGuaranteedRef {
-        $0.runFilters(RawMessage(message))
-    }
+    let handled = Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue().runFilters(RawMessage(message))
     return handled ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
 }
 

@@ -17,19 +17,16 @@ public struct MethodCall: ~Copyable {
     private let raw: RawMessage
     /// The arguments, already checked against the method's input signature.
     public let arguments: [Value]
-    // Owned by the server, which outlives every call it lends out.
-    private let senders: Unmanaged<SenderNames>
+    private let senders: SenderNames
 
     init(raw: RawMessage, arguments: [Value], senders: SenderNames) {
         self.raw = raw
         self.arguments = arguments
-        self.senders = .passUnretained(senders)
+        self.senders = senders
     }
 
     /// The caller's unique name ("" on a peer-to-peer connection).
-    public var sender: String {
-        senders._withUnsafeGuaranteedRef { $0.name(raw.sender) }
-    }
+    public var sender: String { senders.name(raw.sender) }
 
     /// The call itself, with a reference of its own: it may be kept after the handler returns.
     public var message: Message { Message(borrowing: raw) }

@@ -21,9 +21,7 @@ public final class ObjectServer {
     // an activity object takes.
     var managedObjectBytes = 1_024
     // The object the last call went to: most calls go to the same one, found by one strcmp.
-    // Read for every call by the dispatching thread alone, and only assigned, never held across
-    // a call out: no access can overlap, and the runtime's check would cost on every call.
-    @exclusivity(unchecked) private var lastCalled: (path: CName, table: DispatchTable)?
+    private var lastCalled: (path: CName, table: DispatchTable)?
     private let senders = SenderNames()
     private let emptyReplies = EmptyReplies()
     // Every signal of the standard interfaces is made here (`emitPropertiesChanged`,
