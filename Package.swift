@@ -18,10 +18,13 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
         ),
+        // The one lock wrapper, shared by the model and the D-Bus layer, which know nothing of
+        // each other.
+        .target(name: "Locking"),
         // A Swift layer over libdbus that knows nothing of network activity.
-        .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "DBus", dependencies: ["CDBus", "Locking"]),
         // Counter, activities, throttle and debounce: pure Swift, driven by an injected clock.
-        .target(name: "NetActivityModel"),
+        .target(name: "NetActivityModel", dependencies: ["Locking"]),
         // The contract: fixed names, limits, and the interfaces declared once as typed descriptors.
         .target(name: "NetActivityContract", dependencies: ["DBus"]),
         // Binds the model to the bus as io.github.netactivity.NetActivity1.

@@ -1,35 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+public import Locking
 
-/// A value guarded by a pthread mutex.
-///
-/// Used instead of the standard library's `Mutex` because ThreadSanitizer reports accesses
-/// inside `Mutex.withLock` as races (a false positive that would keep `make test-tsan` red):
-/// on Linux that `Mutex` waits on a futex directly, which ThreadSanitizer does not see.
-public final class Locked<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
-
-    /// A lock guarding `value`.
-    public init(_ value: Value) {
-        self.value = value
-        // A pthread mutex must not move once initialised, so it lives on the heap.
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    /// Runs `body` with the value while holding the lock.
-    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
-    }
-}
+/// A value guarded by a mutex: the project's one lock, `Locking.Locked`, under the name every
+/// module that imports `DBus` uses.
+public typealias Locked<Value> = Locking.Locked<Value>

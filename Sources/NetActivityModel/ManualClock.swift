@@ -1,14 +1,15 @@
+import Locking
+
 /// A clock that moves only when told to, so tests control time exactly and never sleep.
 ///
 /// Both readings advance together: the wall clock moves by the same amount as the monotonic
 /// one. Safe to share between threads (every access takes a lock); hand the same instance to
 /// the code under test and to the test that advances it.
-public final class ManualClock: IndicatorClock, @unchecked Sendable {
-    private let lock = Lock()
+public final class ManualClock: IndicatorClock, Sendable {
     private let start: Instant
     private let startWallMicroseconds: UInt64
-    private var current: Instant
-    private var observers: [@Sendable () -> Void] = []
+    private let current: Locked<Instant>
+    private let observers = Locked<[@Sendable () -> Void]>([])
 
     /// Creates a clock reading `now` and `wallMicroseconds`.
     public init(
@@ -16,18 +17,18 @@ public final class ManualClock: IndicatorClock, @unchecked Sendable {
         wallMicroseconds: UInt64 = 1_700_000_000_000_000
     ) {
         start = now
-        current = now
+        current = Locked(now)
         startWallMicroseconds = wallMicroseconds
     }
 
     /// The current monotonic reading.
     public var now: Instant {
-        lock.withLock { current }
+        current.withLock { $0 }
     }
 
     /// The wall-clock reading: the initial one plus the time advanced so far, saturating.
     public var wallMicroseconds: UInt64 {
-        lock.withLock {
+        current.withLock { current in
             // Derived from the total elapsed nanoseconds so that many sub-microsecond steps
             // still add up on the wall clock.
             let elapsed = (current.nanoseconds - start.nanoseconds) / 1_000
@@ -42,16 +43,13 @@ public final class ManualClock: IndicatorClock, @unchecked Sendable {
     /// Runs `moved` after every `advance(by:)`, on the advancing thread: an event loop waiting
     /// for a deadline on this clock wakes up to look at it.
     public func onAdvance(_ moved: @escaping @Sendable () -> Void) {
-        lock.withLock { observers.append(moved) }
+        observers.withLock { $0.append(moved) }
     }
 
     /// Moves both readings forward by `duration`; a negative duration does nothing.
     public func advance(by duration: Duration) {
         // The observers run outside the lock: they read the clock.
-        let observers = lock.withLock {
-            current = current + duration
-            return self.observers
-        }
-        for moved in observers { moved() }
+        current.withLock { $0 = $0 + duration }
+        for moved in observers.withLock({ $0 }) { moved() }
     }
 }

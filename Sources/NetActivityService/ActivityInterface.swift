@@ -67,29 +67,32 @@ extension Service {
             ])
     }
 
-    /// `io.github.netactivity.NetActivity1.Activity`: one table for every activity object, whose
-    /// getters read the object `described` holds. The subtree's lookup points `described` at an
-    /// object and returns this table, which the object server uses at once (`Subtree`): a table
-    /// built for each lookup cost GetManagedObjects over 65,536 objects more than marshalling
-    /// them (docs/benchmarks.md, "Scale").
-    func makeActivityInterface(reading described: DescribedActivity) -> Interface {
+    /// `io.github.netactivity.NetActivity1.Activity`: one table for every activity object, each
+    /// getter handed the object asked for (`Subtree`): a table built for each lookup cost
+    /// GetManagedObjects over 65,536 objects more than marshalling them (docs/benchmarks.md,
+    /// "Scale").
+    func makeActivityInterface() -> SubtreeInterface<DescribedActivity> {
         typealias Object = ActivityObjectInterface
         return Object.descriptor.bind(
-            properties: [
-                Object.id.bind { described.activity.id },
-                Object.label.bind { described.activity.label },
-                Object.owner.bind { described.activity.owner },
-                Object.started.bind { described.activity.started },
-                Object.completed.bind { described.activity.completed },
-                Object.total.bind { described.activity.total },
-                Object.processID.bind { described.attribution?.processID ?? NetActivityBus.unknownCredential },
-                Object.userID.bind { described.attribution?.userID ?? NetActivityBus.unknownCredential },
-                Object.application.bind { described.attribution?.application ?? "" },
-                Object.claimedApplication.bind { described.activity.hints.application },
-                Object.icon.bind { described.activity.hints.icon },
-                Object.kind.bind { described.activity.hints.kind.rawValue },
-                Object.fraction.bind { described.activity.fraction },
-                Object.rate.bind { described.activity.rate },
+            subtreeProperties: [
+                Object.id.bind { (described: DescribedActivity) in described.activity.id },
+                Object.label.bind { (described: DescribedActivity) in described.activity.label },
+                Object.owner.bind { (described: DescribedActivity) in described.activity.owner },
+                Object.started.bind { (described: DescribedActivity) in described.activity.started },
+                Object.completed.bind { (described: DescribedActivity) in described.activity.completed },
+                Object.total.bind { (described: DescribedActivity) in described.activity.total },
+                Object.processID.bind { (described: DescribedActivity) in
+                    described.attribution?.processID ?? NetActivityBus.unknownCredential
+                },
+                Object.userID.bind { (described: DescribedActivity) in
+                    described.attribution?.userID ?? NetActivityBus.unknownCredential
+                },
+                Object.application.bind { (described: DescribedActivity) in described.attribution?.application ?? "" },
+                Object.claimedApplication.bind { (described: DescribedActivity) in described.activity.hints.application },
+                Object.icon.bind { (described: DescribedActivity) in described.activity.hints.icon },
+                Object.kind.bind { (described: DescribedActivity) in described.activity.hints.kind.rawValue },
+                Object.fraction.bind { (described: DescribedActivity) in described.activity.fraction },
+                Object.rate.bind { (described: DescribedActivity) in described.activity.rate },
             ])
     }
 
@@ -176,13 +179,13 @@ struct AnnouncedProperties {
     }
 }
 
-/// The activity object the activity table's getters read: the one looked up last.
+/// An activity object as the activity table's getters are handed it: the activity, owned by a
+/// client with `attribution` (nil: not known yet), as it was when looked up.
 final class DescribedActivity {
-    private(set) var activity = Activity(id: 0, owner: "", label: "", completed: 0, total: 0, started: 0)
-    private(set) var attribution: Attribution?
+    let activity: Activity
+    let attribution: Attribution?
 
-    /// Points the getters at `activity`, owned by a client with `attribution` (nil: not known yet).
-    func describe(_ activity: Activity, attribution: Attribution?) {
+    init(_ activity: Activity, attribution: Attribution?) {
         self.activity = activity
         self.attribution = attribution
     }

@@ -13,17 +13,20 @@ public final class Service {
     private let clock: any IndicatorClock
     // Read and changed several times by every call, by the loop's thread alone: each change
     // lends `indicator` to `Indicator` code that never calls back here or runs the loop, so no
-    // access can overlap, and the runtime's checks were a measurable share of a call
-    // (docs/benchmarks.md, "Why the hot path looks the way it does").
+    // access can overlap (`perform` asserts it in debug builds), and the runtime's checks were a
+    // measurable share of a call (docs/benchmarks.md, "Why the hot path looks the way it does").
     @exclusivity(unchecked) var indicator: Indicator
+    #if DEBUG
+    // Set while `perform` lends `indicator` out: a change from within a change would overlap.
+    private var changingIndicator = false
+    #endif
     private let loop: EventLoop
     private var connection: Connection?
     private var server: ObjectServer?
     // Changed only when the model's next deadline moves: checked, as most state is.
     private var timer: EventLoop.TimerID?
-    // Compared with the model's next deadline after every call, on the loop's thread alone and
-    // never across a call out: unchecked for the same reason as `indicator`.
-    @exclusivity(unchecked) private var timerDeadline: Instant?
+    // Compared with the model's next deadline after every call, on the loop's thread alone.
+    private var timerDeadline: Instant?
     private var exitStatus: Int32 = 0
     // Each owner connection's credentials and application, once the bus has told them.
     private(set) var attributions: [String: Attribution] = [:]
@@ -86,19 +89,17 @@ public final class Service {
         if options.perUserLimits { connection.maximumMessageSize = Connection.systemBusMessageSize }
         let server = ObjectServer(connection: connection)
         server.export([makeInterface(announcing: &announced)], at: NetActivityBus.path, managingObjects: true)
-        let described = DescribedActivity()
-        let activityInterfaces = [makeActivityInterface(reading: described)]
         server.exportSubtree(
             Subtree(
                 names: { [unowned self] in indicator.ledger.activities.map { String($0.id) } },
                 isEmpty: { [unowned self] in indicator.ledger.activityTotal == 0 },
-                interfaces: { [unowned self] name in
+                lookUp: { [unowned self] name in
                     guard let id = NetActivityBus.activityID(named: name),
                         let activity = indicator.ledger.activity(id)
                     else { return nil }
-                    described.describe(activity, attribution: attributions[activity.owner])
-                    return activityInterfaces
-                }),
+                    return DescribedActivity(activity, attribution: attributions[activity.owner])
+                },
+                interfaces: [makeActivityInterface()]),
             under: NetActivityBus.activitiesPath)
         self.server = server
         connection.addFilter(for: .signal) { [unowned self] message in self.handleSignal(message) }
@@ -190,6 +191,11 @@ public final class Service {
     /// - Throws: the contract's `BusError` when the model refuses the change.
     func perform<Result>(_ change: (inout Indicator) throws(LedgerError) -> Result) throws(BusError) -> Result {
         noteBacklog()
+        #if DEBUG
+        assert(!changingIndicator, "the indicator changed from within a change to it")
+        changingIndicator = true
+        defer { changingIndicator = false }
+        #endif
         do {
             return try change(&indicator)
         } catch {

@@ -22,10 +22,15 @@ import Testing
         objects.exportSubtree(
             Subtree(
                 names: { (0..<count).map(String.init) }, isEmpty: { count == 0 },
-                interfaces: { name in
-                    guard let index = Int(name), index < count else { return nil }
-                    return [Interface("a.Object", properties: [Property("Label", "s") { .string(Self.label) }])]
-                }),
+                lookUp: { name in Int(name).flatMap { $0 < count ? Numbered($0) : nil } },
+                interfaces: [
+                    SubtreeInterface(
+                        "a.Object",
+                        properties: [
+                            SubtreeProperty("Label", "s") { _ in .string(Self.label) },
+                            SubtreeProperty("Number", "u") { .uint32(UInt32($0.number)) },
+                        ])
+                ]),
             under: "/m/o")
         let loop = try EventLoop()
         loop.attach(server)
@@ -52,7 +57,7 @@ import Testing
             #expect(entries.count == 1_000)
             #expect(entries.first == .dictEntry(
                 key: .objectPath("/m/o/0"),
-                value: .dictionary(key: "s", value: "a{sv}", [(.string("a.Object"), .properties([("Label", .string(Self.label))]))])))
+                value: .dictionary(key: "s", value: "a{sv}", [(.string("a.Object"), .properties([("Label", .string(Self.label)), ("Number", .uint32(0))]))])))
         }
     }
 
@@ -71,4 +76,10 @@ import Testing
                 timeout: .seconds(10))
         }
     }
+}
+
+/// An object of the test's subtree: its getters are handed it, and read its number.
+private final class Numbered {
+    let number: Int
+    init(_ number: Int) { self.number = number }
 }

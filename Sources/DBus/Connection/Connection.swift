@@ -45,16 +45,21 @@ public final class Connection: @unchecked Sendable {
         let handler: (Message) -> Bool
     }
 
-    // Read for every incoming message, by the dispatching thread alone, and iterated as a
-    // copy (a handler may add or remove filters meanwhile): no access overlaps another, and the
-    // runtime's checks would cost on every call (docs/benchmarks.md).
-    @exclusivity(unchecked) private var filters: [Filter] = []
+    // Iterated as a copy: a handler may add or remove filters meanwhile.
+    private var filters: [Filter] = []
     // Whether any filter sees method calls: while none does, a call goes straight to the
     // object server without a walk through the list.
-    @exclusivity(unchecked) private var filtersSeeMethodCalls = false
+    private var filtersSeeMethodCalls = false
     // The object server's handler: every method call no filter took, as libdbus's message,
-    // valid only during the call. Read for every call, like `filters`.
+    // valid only during the call. Read for every message dispatched, by the dispatching thread,
+    // and never assigned while a call is delivered through it (asserted in debug builds), so no
+    // access overlaps another; the runtime's check of each read shows in the steady Push/Pop
+    // rows (docs/benchmarks.md).
     @exclusivity(unchecked) private var methodCallHandler: ((RawMessage) -> Void)?
+    #if DEBUG
+    // Set while a call is delivered to `methodCallHandler`: the invariant its reads rely on.
+    private var deliveringCall = false
+    #endif
     private var nextFilterID = 0
     private var filterInstalled = false
 
@@ -94,15 +99,19 @@ public final class Connection: @unchecked Sendable {
     /// Queues `message` without checking the connection first, for replies and signals whose
     /// loss on a closed connection nobody could act on: libdbus drops what a closed connection
     /// cannot send.
-    func queue(_ message: RawMessage) {
-        _ = raw.send(message)
+    func queue(_ message: Message) {
+        _ = raw.send(message.raw)
+    }
+
+    /// Queues `message` as `queue(_:)` does, for a reply that needs no `Message`.
+    func queue(_ message: borrowing OwnedMessage) {
+        _ = raw.send(message.raw)
     }
 
     /// Sends the successful reply to the method call `call`, without a `Message` for either.
     func sendReply(to call: RawMessage, _ values: [Value]) throws(BusError) {
         guard let reply = call.methodReturn() else { throw BusError.outOfMemory }
-        defer { reply.release() }
-        if !values.isEmpty { _ = try Message.append(values, to: reply, signatureLength: 0) }
+        if !values.isEmpty { _ = try Message.append(values, to: reply.raw, signatureLength: 0) }
         queue(reply)
     }
 
@@ -131,7 +140,6 @@ public final class Connection: @unchecked Sendable {
                 "the reply would be \(writer.count) bytes, more than the \(maximumMessageSize) bytes this bus accepts in one message")
         }
         let reply = try RawMessage.message(from: writer.body)
-        defer { reply.release() }
         queue(reply)
     }
 
@@ -169,7 +177,8 @@ public final class Connection: @unchecked Sendable {
             let left = deadline - now
             let milliseconds = Int32(clamping: (left + 999_999) / 1_000_000)
             guard raw.readWrite(milliseconds: milliseconds) else {
-                return raw.popMessage().map { Message(consuming: $0) }
+                guard let message = raw.popMessage() else { return nil }
+                return Message(consuming: message)
             }
         }
     }
@@ -199,6 +208,9 @@ public final class Connection: @unchecked Sendable {
     /// during the call: for `ObjectServer`, which answers each call without making a `Message`
     /// for it. Nil stops it; one handler at a time.
     func setMethodCallHandler(_ handler: ((RawMessage) -> Void)?) {
+        #if DEBUG
+        assert(!deliveringCall, "the method call handler replaced while a call is delivered through it")
+        #endif
         installFilterOnce()
         methodCallHandler = handler
     }
@@ -220,10 +232,8 @@ public final class Connection: @unchecked Sendable {
             if let handler = methodCallHandler {
                 guard let message = raw.borrowMessage() else { return }
                 if message.type == .methodCall {
-                    // Stealing hands over the queue's reference to the message.
-                    raw.stealBorrowed(message)
-                    deliver(message, to: handler)
-                    message.release()
+                    let call = raw.stealBorrowed(message)
+                    deliver(call, to: handler)
                     continue
                 }
                 raw.returnBorrowed(message)
@@ -244,10 +254,18 @@ public final class Connection: @unchecked Sendable {
         return runMessageFilters(raw, kind: kind)
     }
 
+    private func deliver(_ call: borrowing OwnedMessage, to server: (RawMessage) -> Void) {
+        deliver(call.raw, to: server)
+    }
+
     /// The one way a method call reaches the object server: through the filters that see
     /// method calls, then to the server if none of them took it.
     private func deliver(_ call: RawMessage, to server: (RawMessage) -> Void) {
         if filtersSeeMethodCalls, runMessageFilters(call, kind: .methodCall) { return }
+        #if DEBUG
+        deliveringCall = true
+        defer { deliveringCall = false }
+        #endif
         server(call)
     }
 

@@ -1,10 +1,8 @@
 /// The caller's unique name of the last call that asked for it, so a client making call after
 /// call gets the same `String` back instead of a new one each time.
 final class SenderNames {
-    // Read and set for every call that asks for its sender, by the dispatching thread alone and
-    // never across a call out: no access can overlap, and the runtime's check would cost on
-    // every call (docs/benchmarks.md).
-    @exclusivity(unchecked) private var last = (raw: CName(""), name: "")
+    // Read and set for every call that asks for its sender, by the dispatching thread alone.
+    private var last = (raw: CName(""), name: "")
 
     /// `raw` as a `String`; nil (a peer-to-peer call) is "".
     func name(_ raw: UnsafePointer<CChar>?) -> String {

@@ -89,10 +89,12 @@ struct RawConnection {
         return serial
     }
 
-    /// Sends `message` and blocks for its reply, which the caller owns.
-    func sendAndWait(_ message: RawMessage, milliseconds: Int32) throws(BusError) -> RawMessage? {
-        try withDBusError { dbus_connection_send_with_reply_and_block(pointer, message.pointer, milliseconds, $0) }
-            .map(RawMessage.init)
+    /// Sends `message` and blocks for its reply.
+    func sendAndWait(_ message: RawMessage, milliseconds: Int32) throws(BusError) -> OwnedMessage? {
+        OwnedMessage(
+            created: try withDBusError {
+                dbus_connection_send_with_reply_and_block(pointer, message.pointer, milliseconds, $0)
+            })
     }
 
     /// Sends `message` and calls `handler` with its reply while dispatching (or at once, with
@@ -129,15 +131,18 @@ struct RawConnection {
     /// Reads and writes for up to `milliseconds`; false once the connection is closed.
     func readWrite(milliseconds: Int32) -> Bool { dbus_connection_read_write(pointer, milliseconds) != 0 }
 
-    /// Takes the next queued message, which the caller then owns, past the filters.
-    func popMessage() -> RawMessage? { dbus_connection_pop_message(pointer).map(RawMessage.init) }
+    /// Takes the next queued message off the queue, past the filters.
+    func popMessage() -> OwnedMessage? { OwnedMessage(created: dbus_connection_pop_message(pointer)) }
 
     /// The next queued message, left on the queue until `stealBorrowed` or `returnBorrowed`;
     /// nil when none is queued (or libdbus needs memory to queue it).
     func borrowMessage() -> RawMessage? { dbus_connection_borrow_message(pointer).map(RawMessage.init) }
 
-    /// Takes the borrowed `message` off the queue; the caller owns the queue's reference.
-    func stealBorrowed(_ message: RawMessage) { dbus_connection_steal_borrowed_message(pointer, message.pointer) }
+    /// Takes the borrowed `message` off the queue, with the queue's reference.
+    func stealBorrowed(_ message: RawMessage) -> OwnedMessage {
+        dbus_connection_steal_borrowed_message(pointer, message.pointer)
+        return OwnedMessage(consuming: message)
+    }
 
     /// Leaves the borrowed `message` on the queue.
     func returnBorrowed(_ message: RawMessage) { dbus_connection_return_message(pointer, message.pointer) }
@@ -166,9 +171,7 @@ struct RawConnection {
 private let connectionFilter: DBusHandleMessageFunction = { _, message, data in
     guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
     // The connection outlives its filter (deinit removes it): no reference of our own needed.
-    let handled = Unmanaged<Connection>.fromOpaque(data)._withUnsafeGuaranteedRef {
-        $0.runFilters(RawMessage(message))
-    }
+    let handled = Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue().runFilters(RawMessage(message))
     return handled ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
 }
 
@@ -183,11 +186,11 @@ private final class ReplyBox {
 private let replyArrived: DBusPendingCallNotifyFunction = { pending, data in
     guard let pending, let data else { return }
     let box = Unmanaged<ReplyBox>.fromOpaque(data).takeUnretainedValue()
-    guard let raw = dbus_pending_call_steal_reply(pending) else {
+    guard let raw = OwnedMessage(created: dbus_pending_call_steal_reply(pending)) else {
         box.handler(.failure(BusError(.noReply, "the call completed without a reply")))
         return
     }
-    let reply = Message(consuming: RawMessage(raw))
+    let reply = Message(consuming: raw)
     if let error = reply.error {
         box.handler(.failure(error))
     } else {

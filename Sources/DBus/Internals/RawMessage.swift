@@ -6,8 +6,8 @@ import Musl
 #endif
 
 /// libdbus's `DBusMessage*`, seen without a reference of its own: valid as long as whoever
-/// owns the message keeps it (a `Message`, libdbus's queue during a dispatch, or code that
-/// called `retain`/`release` itself).
+/// owns the message keeps it (an `OwnedMessage`, a `Message`, or libdbus's queue during a
+/// dispatch).
 ///
 /// The object server answers each call from this view instead of a `Message`, which would cost
 /// an allocation and a reference per call (see docs/benchmarks.md). Every libdbus function on
@@ -17,17 +17,11 @@ struct RawMessage {
 
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
 
-    // MARK: - Ownership
+    // MARK: - Making messages; each returns a message the caller owns
 
-    /// Takes one more reference, to be given back with `release()`.
-    @discardableResult
-    func retain() -> RawMessage { RawMessage(dbus_message_ref(pointer)) }
-
-    /// Gives back one reference.
-    func release() { dbus_message_unref(pointer) }
-
-    // MARK: - Making messages; each returns a message with one reference the caller owns
-
+    // These three hand out the new reference bare, for callers that make the message inside
+    // `withCString` closures (which cannot return a noncopyable value); each wraps it in an
+    // `OwnedMessage` as soon as the closure returns.
     static func methodCall(
         destination: UnsafePointer<CChar>?, path: UnsafePointer<CChar>, interface: UnsafePointer<CChar>?,
         member: UnsafePointer<CChar>
@@ -42,14 +36,15 @@ struct RawMessage {
     }
 
     /// A method return with nothing set: no destination, no reply serial.
-    static func emptyMethodReturn() -> RawMessage? {
-        dbus_message_new(CDBus_MESSAGE_TYPE_METHOD_RETURN).map(RawMessage.init)
+    static func emptyMethodReturn() -> OwnedMessage? {
+        OwnedMessage(created: dbus_message_new(CDBus_MESSAGE_TYPE_METHOD_RETURN))
     }
 
     /// The successful reply to this method call, its body still empty.
-    func methodReturn() -> RawMessage? { dbus_message_new_method_return(pointer).map(RawMessage.init) }
+    func methodReturn() -> OwnedMessage? { OwnedMessage(created: dbus_message_new_method_return(pointer)) }
 
-    /// The error reply `name` to this method call, with `text` as its message.
+    /// The error reply `name` to this method call, with `text` as its message (the reference
+    /// bare, as `methodCall` says).
     func errorReply(name: UnsafePointer<CChar>, text: UnsafePointer<CChar>) -> RawMessage? {
         dbus_message_new_error(pointer, name, text).map(RawMessage.init)
     }
@@ -100,28 +95,28 @@ struct RawMessage {
     /// The message `wire` holds: a header from `methodReturnHeader(signature:)` and the body
     /// appended after it. libdbus validates header and body in full (as it does every message
     /// it receives), so bytes that break the marshalling rules become an error, not a message.
-    static func message(from wire: consuming WireEncoder) throws(BusError) -> RawMessage {
+    static func message(from wire: consuming WireEncoder) throws(BusError) -> OwnedMessage {
+        try wire.finishMessage()
+        return try message(ofFinished: wire)
+    }
+
+    /// The message `wire` holds in full, its body's length already written
+    /// (`WireEncoder.finishMessage()`); validated by libdbus as `message(from:)` says.
+    static func message(ofFinished wire: borrowing WireEncoder) throws(BusError) -> OwnedMessage {
         guard !wire.outOfMemory else { throw BusError.outOfMemory }
-        let bodyStart = wire.headerLength
-        guard wire.count <= Int(Int32.max) else {
-            throw BusError(.limitsExceeded, "a message of \(wire.count) bytes is longer than D-Bus allows")
-        }
-        wire.patch(UInt32(wire.count - bodyStart), at: 4)
         let parsed = try wire.withUnsafeBytes { (buffer) throws(BusError) in
             try withDBusError { error in
                 dbus_message_demarshal(buffer.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(buffer.count), error)
             }
         }
-        _ = consume wire
-        guard let parsed else { throw BusError.outOfMemory }
-        defer { dbus_message_unref(parsed) }
+        guard let parsed = OwnedMessage(created: parsed) else { throw BusError.outOfMemory }
         // A copy has serial 0, so the connection numbers it like any message it sends.
-        guard let reply = dbus_message_copy(parsed) else { throw BusError.outOfMemory }
-        return RawMessage(reply)
+        guard let copy = parsed.copy() else { throw BusError.outOfMemory }
+        return copy
     }
 
     /// A copy of header and body, unlocked and with serial 0 so that it can be sent.
-    func copy() -> RawMessage? { dbus_message_copy(pointer).map(RawMessage.init) }
+    func copy() -> OwnedMessage? { OwnedMessage(created: dbus_message_copy(pointer)) }
 
     // MARK: - Header
 
@@ -149,35 +144,6 @@ struct RawMessage {
     /// Sets the destination; false when libdbus runs out of memory.
     func setDestination(_ name: UnsafePointer<CChar>) -> Bool { dbus_message_set_destination(pointer, name) != 0 }
     func setNoReply(_ noReply: Bool) { dbus_message_set_no_reply(pointer, noReply ? 1 : 0) }
-
-    /// Sets the object path of an unsent copy; false when libdbus runs out of memory.
-    ///
-    /// A path as long as the one there is written over its characters in place: libdbus hands
-    /// out a pointer to them in the header itself, and nothing else in the header depends on
-    /// them. libdbus's own setter rewrites the header, several times the cost of the copy.
-    func setPath(_ path: ObjectPath) -> Bool {
-        var characters = path.rawValue
-        let written = characters.withUTF8 { utf8 in
-            guard let current = dbus_message_get_path(pointer), strlen(current) == utf8.count else { return false }
-            UnsafeMutableRawPointer(mutating: current).copyMemory(from: utf8.baseAddress!, byteCount: utf8.count)
-            return true
-        }
-        return written || characters.withCString { dbus_message_set_path(pointer, $0) != 0 }
-    }
-
-    /// The first byte of the body, when the first argument is a string or an object path (its
-    /// 4-byte length): found through the pointer libdbus hands out to the characters, which lie
-    /// in the body itself. Only for writing values of unchanged size into an unsent copy
-    /// (`SignalShapes`, `RemovalSignals`).
-    var bodyStart: UnsafeMutableRawPointer? {
-        var iter = DBusMessageIter()
-        guard dbus_message_iter_init(pointer, &iter) != 0 else { return nil }
-        let type = dbus_message_iter_get_arg_type(&iter)
-        guard type == CDBus_TYPE_STRING || type == CDBus_TYPE_OBJECT_PATH else { return nil }
-        var characters: UnsafePointer<CChar>?
-        dbus_message_iter_get_basic(&iter, &characters)
-        return characters.map { UnsafeMutableRawPointer(mutating: $0) - 4 }
-    }
 
     /// Header and body as they go on the wire, or nil when libdbus runs out of memory.
     var wireBytes: [UInt8]? {
@@ -216,4 +182,30 @@ struct RawMessage {
         guard count > 0, var reader = BodyReader(reading: self) else { return [] }
         return try reader.decode(count: count)
     }
+}
+
+/// One reference to a libdbus message, given back when the handle goes away: the one place a
+/// message is unreferenced. Noncopyable, so a reference is never given back twice nor
+/// forgotten, and free of an allocation, so a reply on the hot path costs none.
+struct OwnedMessage: ~Copyable {
+    /// The message, valid while this handle lives.
+    let raw: RawMessage
+
+    /// Takes over the reference `raw` holds.
+    init(consuming raw: RawMessage) { self.raw = raw }
+
+    /// Takes over the reference of a message libdbus just made; nil when it made none (out of
+    /// memory).
+    init?(created pointer: OpaquePointer?) {
+        guard let pointer else { return nil }
+        raw = RawMessage(pointer)
+    }
+
+    /// Takes a reference of its own to a message someone else owns.
+    init(borrowing raw: RawMessage) { self.raw = RawMessage(dbus_message_ref(raw.pointer)) }
+
+    /// A copy of header and body, unlocked and with serial 0 so that it can be sent.
+    borrowing func copy() -> OwnedMessage? { raw.copy() }
+
+    deinit { dbus_message_unref(raw.pointer) }
 }

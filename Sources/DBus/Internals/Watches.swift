@@ -96,7 +96,7 @@ private let toggleTimeout: DBusTimeoutToggledFunction = { timeout, data in
 // it), so it is used without a reference of our own.
 private let wakeUpMain: DBusWakeupMainFunction = { data in
     guard let data else { return }
-    Unmanaged<EventLoop>.fromOpaque(data)._withUnsafeGuaranteedRef { $0.wakeFromLibdbus() }
+    Unmanaged<EventLoop>.fromOpaque(data).takeUnretainedValue().wakeFromLibdbus()
 }
 private let dispatchStatusChanged: DBusDispatchStatusFunction = { _, status, data in
     if status == DBUS_DISPATCH_DATA_REMAINS { loop(data)?.wakeFromLibdbus() }

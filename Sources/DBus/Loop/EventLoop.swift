@@ -60,14 +60,11 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    // The state marked unchecked below is touched on every turn, where the runtime's exclusivity
-    // checks were a measurable share of the loop's own cost (docs/benchmarks.md). It is safe
-    // without them: only the loop's thread touches it, and no access spans a call that could
-    // reach back in. The loop iterates copies (libdbus callbacks may add or remove watches and
-    // timeouts meanwhile) and holds `pollDescriptors` inout only across poll(2) itself.
-    @exclusivity(unchecked) private var connections: [Connection] = []
-    @exclusivity(unchecked) private var watches: [Watch] = []
-    @exclusivity(unchecked) private var timeouts: [Timeout] = []
+    // The loop iterates copies: libdbus callbacks may add or remove watches and timeouts
+    // meanwhile.
+    private var connections: [Connection] = []
+    private var watches: [Watch] = []
+    private var timeouts: [Timeout] = []
     // Touched only when a timer is scheduled, cancelled or due: checked.
     private var timers: [Int: Timer] = [:]
     private var nextTimerID = 0
@@ -75,14 +72,19 @@ public final class EventLoop: @unchecked Sendable {
     private var attachedSinceAsked = false
     // No timer is due before this: exact after every turn, possibly early after a cancel, so
     // most turns look at one number instead of every timer.
-    @exclusivity(unchecked) private var earliestTimer = UInt64.max
+    private var earliestTimer = UInt64.max
     private var signalActions: [Int32: () -> Void] = [:]
     // Descriptors whose hang-up ends something (`onHangUp`), polled before the watches.
-    @exclusivity(unchecked) private var hangUps: [(descriptor: Int32, action: () -> Void)] = []
+    private var hangUps: [(descriptor: Int32, action: () -> Void)] = []
 
-    // Reused by every turn of the loop, so a turn allocates nothing.
+    // Reused by every turn of the loop, so a turn allocates nothing. `pollDescriptors` is
+    // touched several times for every watch on every turn, where the runtime's exclusivity
+    // checks were a measurable share of the loop's own cost (docs/benchmarks.md). It is safe
+    // without them: only the loop's thread touches it while the loop runs (asserted in debug
+    // builds), and no access spans a call that could reach back in; it is held inout only
+    // across poll(2) itself.
     @exclusivity(unchecked) private var pollDescriptors: [pollfd] = []
-    @exclusivity(unchecked) private var polledWatches: [Watch] = []
+    private var polledWatches: [Watch] = []
 
     private let wakeRead: Int32
     private let wakeWrite: Int32
@@ -248,6 +250,7 @@ public final class EventLoop: @unchecked Sendable {
     /// One turn: run posted work, dispatch what libdbus has read, fire due timers, then sleep in
     /// poll(2) until a descriptor is ready or the next deadline.
     private func runOnce() {
+        assert(loopThread.load(ordering: .relaxed) == UInt(pthread_self()), "a loop's turn off the loop's thread")
         if hasPosted.load(ordering: .acquiring) { runPostedWork() }
         let connections = self.connections
         dispatchAll(connections)

@@ -11,29 +11,26 @@ import Musl
 public final class Message: @unchecked Sendable {
     // A DBusMessage is not locked by libdbus; a Message is handed from thread to thread but
     // is only ever used by one at a time.
-    let raw: RawMessage
+    private let owned: OwnedMessage
+    var raw: RawMessage { owned.raw }
     // The body signature's length when this object knows it (a message it created and
     // appended to), so `append` need not ask libdbus, which parses the header for it.
     private var knownSignatureLength: Int?
 
-    /// Takes over a reference the caller owns.
-    init(consuming raw: RawMessage) {
-        self.raw = raw
+    /// Takes over the caller's message.
+    init(consuming owned: consuming OwnedMessage) {
+        self.owned = owned
     }
 
     /// Takes over a new message libdbus just created, whose body is still empty.
-    private init(created raw: RawMessage) {
-        self.raw = raw
+    private init(created owned: consuming OwnedMessage) {
+        self.owned = owned
         knownSignatureLength = 0
     }
 
     /// Takes a new reference to a message someone else owns.
     init(borrowing raw: RawMessage) {
-        self.raw = raw.retain()
-    }
-
-    deinit {
-        raw.release()
+        owned = OwnedMessage(borrowing: raw)
     }
 
     /// What kind of message this is.
@@ -69,7 +66,7 @@ public final class Message: @unchecked Sendable {
             }
         }
         guard let raw else { throw BusError.outOfMemory }
-        let message = Message(created: raw)
+        let message = Message(created: OwnedMessage(consuming: raw))
         try message.append(arguments)
         return message
     }
@@ -85,7 +82,7 @@ public final class Message: @unchecked Sendable {
             }
         }
         guard let raw = created else { throw BusError.outOfMemory }
-        let message = Message(created: raw)
+        let message = Message(created: OwnedMessage(consuming: raw))
         try message.append(arguments)
         return message
     }
@@ -104,19 +101,6 @@ public final class Message: @unchecked Sendable {
         return Message(consuming: copied)
     }
 
-    /// For a signal kept as a template (`RecentSignals`, `SignalShapes`) at `own`: a copy at
-    /// `path`, ready to send, and, when `path` is not as long as `own`, a second copy to keep in
-    /// the template's place. A path as long as the template's is written over it in place; one
-    /// of another length goes through libdbus's costly setter, and the next paths are likely as
-    /// long as this one (ids grow digit by digit).
-    func copy(from own: ObjectPath, to path: ObjectPath) throws(BusError) -> (signal: Message, template: Message?) {
-        let signal = try copy()
-        guard path != own else { return (signal, nil) }
-        guard signal.raw.setPath(path) else { throw BusError.outOfMemory }
-        guard path.rawValue.utf8.count != own.rawValue.utf8.count else { return (signal, nil) }
-        return (signal, try signal.copy())
-    }
-
     /// The error reply to the method call `call`.
     static func errorReply(to call: RawMessage, _ error: BusError) throws(BusError) -> Message {
         // libdbus treats the message as a printf-free C string; NULs would cut it short.
@@ -125,7 +109,7 @@ public final class Message: @unchecked Sendable {
             text.withCString { text in call.errorReply(name: name, text: text) }
         }
         guard let reply else { throw BusError.outOfMemory }
-        return Message(consuming: reply)
+        return Message(consuming: OwnedMessage(consuming: reply))
     }
 
     // MARK: - Header fields

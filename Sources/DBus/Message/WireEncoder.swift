@@ -99,11 +99,35 @@ struct WireEncoder {
         if (buffer?.capacity ?? 0) < capacity, !grow(to: capacity) { outOfMemory = true }
     }
 
-    /// Overwrites the four bytes at `offset` with `number`.
-    mutating func patch(_ number: UInt32, at offset: Int) {
-        precondition(offset >= 0 && offset + 4 <= count, "patching outside the bytes written")
+    /// Overwrites the bytes at `offset` with `number`, little-endian.
+    mutating func patch<Number: FixedWidthInteger>(_ number: Number, at offset: Int) {
+        precondition(offset >= 0 && offset + MemoryLayout<Number>.size <= count, "patching outside the bytes written")
         guard let end = room(0) else { return }
-        (end - count + offset).storeBytes(of: number.littleEndian, as: UInt32.self)
+        (end - count + offset).storeBytes(of: number.littleEndian, toByteOffset: 0, as: Number.self)
+    }
+
+    /// Overwrites the bytes at `offset` with `raw`.
+    mutating func patch(_ raw: UnsafeRawBufferPointer, at offset: Int) {
+        precondition(offset >= 0 && offset + raw.count <= count, "patching outside the bytes written")
+        guard let source = raw.baseAddress, raw.count > 0, let end = room(0) else { return }
+        (end - count + offset).copyMemory(from: source, byteCount: raw.count)
+    }
+
+    /// Reads the little-endian number at `offset`, for checks of the bytes written.
+    func load<Number: FixedWidthInteger>(_: Number.Type, at offset: Int) -> Number? {
+        guard offset >= 0, offset + MemoryLayout<Number>.size <= count else { return nil }
+        return withUnsafeBytes { Number(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: Number.self)) }
+    }
+
+    /// Writes the body's length into a whole message's fixed header (`RawMessage.signalHeader`,
+    /// `methodReturnHeader`), once header and body are in.
+    ///
+    /// - Throws: `LimitsExceeded` for a message longer than D-Bus allows.
+    mutating func finishMessage() throws(BusError) {
+        guard count <= Int(Int32.max) else {
+            throw BusError(.limitsExceeded, "a message of \(count) bytes is longer than D-Bus allows")
+        }
+        patch(UInt32(count - headerLength), at: 4)
     }
 
     /// The length of the message header these bytes start with, padding included: 16 fixed

@@ -17,19 +17,16 @@ public struct MethodCall: ~Copyable {
     private let raw: RawMessage
     /// The arguments, already checked against the method's input signature.
     public let arguments: [Value]
-    // Owned by the server, which outlives every call it lends out.
-    private let senders: Unmanaged<SenderNames>
+    private let senders: SenderNames
 
     init(raw: RawMessage, arguments: [Value], senders: SenderNames) {
         self.raw = raw
         self.arguments = arguments
-        self.senders = .passUnretained(senders)
+        self.senders = senders
     }
 
     /// The caller's unique name ("" on a peer-to-peer connection).
-    public var sender: String {
-        senders._withUnsafeGuaranteedRef { $0.name(raw.sender) }
-    }
+    public var sender: String { senders.name(raw.sender) }
 
     /// The call itself, with a reference of its own: it may be kept after the handler returns.
     public var message: Message { Message(borrowing: raw) }
@@ -88,15 +85,24 @@ public struct Property {
     public var name: MemberName
     public var type: Signature
     public var changeSignal: ChangeSignal
-    /// Returns the current value, which must have type `type`.
-    public var get: () -> Value
+    /// Returns the current value of the object it is handed: nil for an object exported on its
+    /// own, whose getter captures what it reads; a `Subtree`'s object for one of its family.
+    let read: (AnyObject?) -> Value
 
+    /// A property whose `get` returns the current value, which must have type `type`.
     public init(_ name: MemberName, _ type: Signature, changeSignal: ChangeSignal = .emitsValue, get: @escaping () -> Value) {
+        self.init(name, type, changeSignal: changeSignal) { _ in get() }
+    }
+
+    init(_ name: MemberName, _ type: Signature, changeSignal: ChangeSignal, read: @escaping (AnyObject?) -> Value) {
         self.name = name
         self.type = type
         self.changeSignal = changeSignal
-        self.get = get
+        self.read = read
     }
+
+    /// The current value for `object` (nil: an object exported on its own).
+    func value(of object: AnyObject?) -> Value { read(object) }
 }
 
 /// One signal an interface may emit, for introspection.

@@ -21,14 +21,12 @@ public final class ObjectServer {
     // an activity object takes.
     var managedObjectBytes = 1_024
     // The object the last call went to: most calls go to the same one, found by one strcmp.
-    // Read for every call by the dispatching thread alone, and only assigned, never held across
-    // a call out: no access can overlap, and the runtime's check would cost on every call.
-    @exclusivity(unchecked) private var lastCalled: (path: CName, table: DispatchTable)?
+    private var lastCalled: (path: CName, table: DispatchTable)?
     private let senders = SenderNames()
     private let emptyReplies = EmptyReplies()
-    private let recentSignals = RecentSignals()
-    private let signalShapes = SignalShapes()
-    let removalSignals = RemovalSignals()
+    // Every signal of the standard interfaces is made here (`emitPropertiesChanged`,
+    // `emitInterfacesAdded`, `emitInterfacesRemoved`).
+    let signals = SignalBuilder()
 
     /// Starts answering method calls on `connection`, the one server it may have.
     public init(connection: Connection) {
@@ -48,7 +46,7 @@ public final class ObjectServer {
     /// object is also an `org.freedesktop.DBus.ObjectManager` for every object below it.
     public func export(_ interfaces: [Interface], at path: ObjectPath, managingObjects: Bool = false) {
         if managingObjects { managers.insert(path) } else { managers.remove(path) }
-        objects[path] = DispatchTable(interfaces + standardInterfaces(interfaces, at: path))
+        objects[path] = DispatchTable(interfaces + standardInterfaces(interfaces, of: nil, at: path))
         exported[path] = interfaces
         lastCalled = nil
     }
@@ -75,9 +73,10 @@ public final class ObjectServer {
     /// The own interfaces of the exported object at `path`.
     func exportedInterfaces(at path: ObjectPath) -> [Interface]? { exported[path] }
 
-    /// The standard interfaces every object at `path` with `own` interfaces answers too.
-    private func standardInterfaces(_ own: [Interface], at path: ObjectPath) -> [Interface] {
-        var standard = [propertiesInterface(own), introspectableInterface(path), peerInterface]
+    /// The standard interfaces every object at `path` with `own` interfaces, whose getters read
+    /// `object`, answers too.
+    private func standardInterfaces(_ own: [Interface], of object: AnyObject?, at path: ObjectPath) -> [Interface] {
+        var standard = [propertiesInterface(own, of: object), introspectableInterface(path), peerInterface]
         if managers.contains(path) { standard.append(objectManagerInterface(at: path)) }
         return standard
     }
@@ -102,7 +101,13 @@ public final class ObjectServer {
         _ names: [MemberName], of interface: InterfaceName, at path: ObjectPath
     ) throws(BusError) {
         // The object's own tables only: no dispatch table is built for a signal.
-        guard let interfaces = exported[path] ?? subtreeInterfaces(at: path) else {
+        let interfaces: [Interface]
+        let object: AnyObject?
+        if let own = exported[path] {
+            (interfaces, object) = (own, nil)
+        } else if let found = subtreeObject(at: path) {
+            (interfaces, object) = (found.interfaces, found.object)
+        } else {
             throw BusError(.unknownObject, "no object at \(path)")
         }
         guard let own = interfaces.first(where: { $0.name == interface }) else {
@@ -115,7 +120,7 @@ public final class ObjectServer {
                 throw BusError(.unknownProperty, "interface \(interface) has no property \(name)")
             }
             switch property.changeSignal {
-            case .emitsValue: changed.append((name, property.get()))
+            case .emitsValue: changed.append((name, property.value(of: object)))
             case .invalidates: invalidated.append(name)
             case .constant, .none: break
             }
@@ -130,21 +135,8 @@ public final class ObjectServer {
         invalidated: [MemberName] = []
     ) throws(BusError) {
         guard !changed.isEmpty || !invalidated.isEmpty else { return }
-        let cacheable = RecentSignals.isCacheable(changed: changed, invalidated: invalidated)
-        if cacheable, let copy = try recentSignals.copy(interface: interface, path: path, changed: changed) {
-            try connection.send(copy)
-            return
-        }
-        let patchable = SignalShapes.isPatchable(changed: changed, invalidated: invalidated)
-        if patchable, let copy = signalShapes.signal(interface: interface, path: path, changed: changed) {
-            try connection.send(copy)
-            return
-        }
-        let signal = try Message.propertiesChanged(
-            path: path, interface: interface, changed: changed, invalidated: invalidated)
-        if cacheable { try recentSignals.remember(signal, interface: interface, path: path, changed: changed) }
-        if patchable { signalShapes.remember(signal, interface: interface, path: path, changed: changed) }
-        try connection.send(signal)
+        try connection.send(
+            try signals.propertiesChanged(path: path, interface: interface, changed: changed, invalidated: invalidated))
     }
 
     // MARK: - Dispatch
@@ -163,7 +155,6 @@ public final class ObjectServer {
             guard wantsReply else { return }
             if values.isEmpty {
                 guard let reply = emptyReplies.reply(to: call) else { throw BusError.outOfMemory }
-                defer { reply.release() }
                 connection.queue(reply)
             } else {
                 try connection.sendReply(to: call, values)
@@ -174,7 +165,7 @@ public final class ObjectServer {
         } catch {
             reply = wantsReply ? try? Message.errorReply(to: call, BusError(.failed, "\(error)")) : nil
         }
-        if let reply { connection.queue(reply.raw) }
+        if let reply { connection.queue(reply) }
     }
 
     // Works on libdbus's C strings of the header: no Swift string is made for a call that
@@ -236,8 +227,8 @@ public final class ObjectServer {
     /// ones, or just `Introspectable` and `Peer` for a node above an exported object.
     func table(at path: ObjectPath) throws(BusError) -> DispatchTable {
         if let table = objects[path] { return table }
-        if let own = subtreeInterfaces(at: path) {
-            return DispatchTable(own + standardInterfaces(own, at: path))
+        if let found = subtreeObject(at: path) {
+            return DispatchTable(found.interfaces + standardInterfaces(found.interfaces, of: found.object, at: path))
         }
         guard hasDescendants(path) else {
             throw BusError(.unknownObject, "no object at \(path)")
@@ -246,10 +237,10 @@ public final class ObjectServer {
         return DispatchTable([introspectableInterface(path), peerInterface])
     }
 
-    /// The own interfaces of a subtree's object at `path`; nil if no subtree has one there.
-    func subtreeInterfaces(at path: ObjectPath) -> [Interface]? {
+    /// The subtree's object at `path` with its own interfaces; nil if no subtree has one there.
+    func subtreeObject(at path: ObjectPath) -> SubtreeObject? {
         guard let (prefix, name) = path.parentAndName, let subtree = subtrees[prefix] else { return nil }
-        return subtree.interfaces(name)
+        return subtree.object(name)
     }
 
     /// Whether any object lives below `path`.

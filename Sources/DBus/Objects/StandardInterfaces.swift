@@ -21,7 +21,8 @@ extension ObjectServer {
 
     // MARK: - Standard interfaces
 
-    func propertiesInterface(_ own: [Interface]) -> Interface {
+    /// `Properties` over `own`, whose getters read `object` (nil: an object exported on its own).
+    func propertiesInterface(_ own: [Interface], of object: AnyObject?) -> Interface {
         func lookUp(_ interfaceName: String) throws(BusError) -> [Interface] {
             if interfaceName.isEmpty { return own }
             guard let interface = own.first(where: { $0.name.rawValue == interfaceName }) else {
@@ -43,14 +44,14 @@ extension ObjectServer {
                     outputs: [Argument("value", "v")]
                 ) { call in
                     let property = try property(call.arguments[0].string ?? "", call.arguments[1].string ?? "")
-                    return [.variant(property.get())]
+                    return [.variant(property.value(of: object))]
                 },
                 Method(
                     "GetAll", inputs: [Argument("interface_name", "s")],
                     outputs: [Argument("properties", "a{sv}")]
                 ) { call in
                     let properties = try lookUp(call.arguments[0].string ?? "").flatMap(\.properties)
-                    return [.properties(properties.map { ($0.name.rawValue, $0.get()) })]
+                    return [.properties(properties.map { ($0.name.rawValue, $0.value(of: object)) })]
                 },
                 Method(
                     "Set",

@@ -8,45 +8,34 @@
 /// would: destination, reply serial, the no-reply flag, no body; libdbus gives it a fresh serial
 /// when it is sent.
 final class EmptyReplies {
-    private var recent: [(destination: CName, template: RawMessage)] = []
+    private var recent: [(destination: CName, template: Message)] = []
     /// Callers remembered at once: a handful keeps the search short.
     static let limit = 4
 
-    deinit {
-        for entry in recent { entry.template.release() }
-    }
-
-    /// The empty reply to the method call `call`, with one reference the caller owns; nil when
-    /// libdbus runs out of memory.
-    func reply(to call: RawMessage) -> RawMessage? {
+    /// The empty reply to the method call `call`; nil when libdbus runs out of memory.
+    func reply(to call: RawMessage) -> OwnedMessage? {
         let sender = call.sender
-        let template: RawMessage
+        let template: Message
         if let entry = recent.last(where: { $0.destination.matches(sender) }) {
             template = entry.template
         } else {
             guard let made = Self.template(destination: sender) else { return nil }
-            if recent.count == Self.limit { recent.removeFirst().template.release() }
+            if recent.count == Self.limit { recent.removeFirst() }
             recent.append((sender.map(CName.init) ?? CName(""), made))
             template = made
         }
-        guard let reply = template.copy() else { return nil }
-        guard reply.setReplySerial(call.serial) else {
-            reply.release()
-            return nil
-        }
+        guard let reply = template.raw.copy(), reply.raw.setReplySerial(call.serial) else { return nil }
         return reply
     }
 
     /// A method return to `destination` with the reply serial (a placeholder here) as the
     /// header's first field: libdbus walks the fields to the one it overwrites, so the first is
     /// the quickest to reach.
-    private static func template(destination: UnsafePointer<CChar>?) -> RawMessage? {
+    private static func template(destination: UnsafePointer<CChar>?) -> Message? {
         guard let template = RawMessage.emptyMethodReturn() else { return nil }
-        template.setNoReply(true)
-        guard template.setReplySerial(1), destination.map({ template.setDestination($0) }) ?? true else {
-            template.release()
-            return nil
-        }
-        return template
+        let raw = template.raw
+        raw.setNoReply(true)
+        guard raw.setReplySerial(1), destination.map({ raw.setDestination($0) }) ?? true else { return nil }
+        return Message(consuming: template)
     }
 }

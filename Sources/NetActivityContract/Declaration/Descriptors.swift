@@ -42,6 +42,11 @@ public struct PropertyDescriptor<Type: DBusRepresentable>: Sendable {
     public func bind(_ get: @escaping () -> Type) -> Property {
         Property(name, signature, changeSignal: changes) { get().value }
     }
+
+    /// The property of every object of a subtree, its getter handed the object asked for.
+    public func bind<Object: AnyObject>(_ get: @escaping (Object) -> Type) -> SubtreeProperty<Object> {
+        SubtreeProperty(name, signature, changeSignal: changes) { get($0).value }
+    }
 }
 
 /// A property's declaration without its Swift type.
@@ -226,5 +231,14 @@ public struct InterfaceDescriptor: Sendable {
             methods.map(\.name) == self.methods.map(\.name) && properties.map(\.name) == self.properties.map(\.name),
             "\(name): bind every declared member once, in the declared order")
         return Interface(name, methods: methods, properties: properties)
+    }
+
+    /// The interface of every object of a subtree, built from its bound properties: every
+    /// declared property bound once, in the declared order.
+    public func bind<Object: AnyObject>(subtreeProperties properties: [SubtreeProperty<Object>]) -> SubtreeInterface<Object> {
+        precondition(
+            methods.isEmpty && properties.map(\.name) == self.properties.map(\.name),
+            "\(name): bind every declared property once, in the declared order")
+        return SubtreeInterface(name, properties: properties)
     }
 }
