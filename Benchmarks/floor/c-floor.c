@@ -6,9 +6,9 @@
  * number of live activities. BeginActivity gets a reply carrying a fresh id (`u`), EndActivity
  * an empty one; Pop at 0 gets the NotActive error. For every flip of Active (Count 0 -> 1 or
  * 1 -> 0) it emits one org.freedesktop.DBus.Properties PropertiesChanged carrying only Active,
- * before the reply. Like the service (interface version 2), it announces each activity's object
+ * before the reply. Like the service (interface version 3), it announces each activity's object
  * with org.freedesktop.DBus.ObjectManager InterfacesAdded (every property of the activity
- * interface) before the BeginActivity reply, and InterfacesRemoved before the EndActivity reply. Every other method call gets an empty reply, like `dbus-test-tool echo`,
+ * interface, the version 3 hints, Fraction and Rate included) before the BeginActivity reply, and InterfacesRemoved before the EndActivity reply. Every other method call gets an empty reply, like `dbus-test-tool echo`,
  * whose structure (one filter, dbus_connection_read_write_dispatch) this copies so the two
  * floors differ only in what they send.
  *
@@ -79,8 +79,9 @@ static void emit_added(DBusConnection *connection, DBusMessage *call, dbus_uint3
     DBusMessageIter iter, interfaces, entry, properties;
     char path[96];
     const char *object = path, *interface = ACTIVITY_INTERFACE, *label = "", *owner = dbus_message_get_sender(call);
-    const char *application = "";
+    const char *application = "", *kind = "other";
     dbus_uint64_t started = 0, zero = 0;
+    double unknown_fraction = -1.0, no_rate = 0.0;
     dbus_uint32_t unknown = 0xFFFFFFFF;
 
     if (signal == NULL)
@@ -102,6 +103,11 @@ static void emit_added(DBusConnection *connection, DBusMessage *call, dbus_uint3
     append_entry(&properties, "ProcessID", DBUS_TYPE_UINT32, &unknown);
     append_entry(&properties, "UserID", DBUS_TYPE_UINT32, &unknown);
     append_entry(&properties, "Application", DBUS_TYPE_STRING, &application);
+    append_entry(&properties, "ClaimedApplication", DBUS_TYPE_STRING, &application);
+    append_entry(&properties, "Icon", DBUS_TYPE_STRING, &application);
+    append_entry(&properties, "Kind", DBUS_TYPE_STRING, &kind);
+    append_entry(&properties, "Fraction", DBUS_TYPE_DOUBLE, &unknown_fraction);
+    append_entry(&properties, "Rate", DBUS_TYPE_DOUBLE, &no_rate);
     dbus_message_iter_close_container(&entry, &properties);
     dbus_message_iter_close_container(&interfaces, &entry);
     dbus_message_iter_close_container(&iter, &interfaces);
