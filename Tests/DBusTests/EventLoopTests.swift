@@ -231,6 +231,41 @@ import Glibc
         }
     }
 
+    @Test func workPostedOnTheLoopRunsInTheNextTurnWithNothingElseToWakeIt() throws {
+        let loop = try EventLoop()
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        #expect(!loop.isCurrent)
+        let order = Log<String>()
+        let done = DispatchSemaphore(value: 0)
+        loop.post {
+            order.append("first, on the loop: \(loop.isCurrent)")
+            // No pipe write from here: the loop must not sleep while this waits.
+            loop.post {
+                order.append("posted from the loop")
+                done.signal()
+            }
+            order.append("rest of the turn")
+        }
+        try wait(done, for: "work posted from the loop's own thread")
+        #expect(order.all == ["first, on the loop: true", "rest of the turn", "posted from the loop"])
+    }
+
+    @Test func aCancelledTimerLeavesNoWakeUpBehind() throws {
+        let loop = try EventLoop()
+        let thread = try LoopThread(loop)
+        defer { try? thread.stop() }
+        let fired = Log<String>()
+        try thread.sync {
+            let soon = loop.schedule(after: .milliseconds(20)) { fired.append("cancelled") }
+            loop.schedule(after: .seconds(60)) { fired.append("far") }
+            loop.cancel(soon)
+        }
+        let window = try IdleWindow.measure(thread)
+        #expect(window.wakeUps == 0, "\(window)")
+        #expect(fired.all.isEmpty)
+    }
+
     @Test func stopFromAnotherThreadEndsAnIdleRun() throws {
         let loop = try EventLoop()
         let thread = try LoopThread(loop)
@@ -433,8 +468,10 @@ struct IdleWindow: CustomStringConvertible {
 
     static func measure(_ thread: LoopThread) throws -> IdleWindow {
         let tid = try thread.sync { currentThreadID() }
-        // Let the turn that ran `sync` settle back into poll(2) before the window opens.
+        // Let the turn that ran `sync` settle back into poll(2) before the window opens: `sync`
+        // returns as its work signals, before the turn ends and the thread sleeps (one switch).
         try thread.sync {}
+        Thread.sleep(forTimeInterval: 0.01)
         let before = try sample(tid)
         Thread.sleep(forTimeInterval: 0.25)
         let after = try sample(tid)

@@ -46,11 +46,6 @@ public final class EventLoop: @unchecked Sendable {
         fileprivate let value: Int
     }
 
-    private struct Timer {
-        var deadline: UInt64
-        var action: () -> Void
-    }
-
     private final class Timeout {
         let raw: LibdbusTimeout
         var deadline: UInt64
@@ -66,13 +61,10 @@ public final class EventLoop: @unchecked Sendable {
     private var watches: [Watch] = []
     private var timeouts: [Timeout] = []
     // Touched only when a timer is scheduled, cancelled or due: checked.
-    private var timers: [Int: Timer] = [:]
+    private var timers = TimerQueue()
     private var nextTimerID = 0
     // Set by attach(): the next turn asks libdbus whether that connection has messages queued.
     private var attachedSinceAsked = false
-    // No timer is due before this: exact after every turn, possibly early after a cancel, so
-    // most turns look at one number instead of every timer.
-    private var earliestTimer = UInt64.max
     private var signalActions: [Int32: () -> Void] = [:]
     // Descriptors whose hang-up ends something (`onHangUp`), polled before the watches.
     private var hangUps: [(descriptor: Int32, action: () -> Void)] = []
@@ -173,23 +165,30 @@ public final class EventLoop: @unchecked Sendable {
         nextTimerID += 1
         let nanoseconds = UInt64(clamping: max(0, delay.nanoseconds))
         let deadline = timerNow &+ nanoseconds
-        timers[nextTimerID] = Timer(deadline: deadline, action: action)
-        earliestTimer = min(earliestTimer, deadline)
+        timers.insert(id: nextTimerID, deadline: deadline, action: action)
         return TimerID(value: nextTimerID)
     }
 
     /// Cancels a timer that has not fired; harmless if it has.
     public func cancel(_ timer: TimerID) {
-        timers[timer.value] = nil
+        timers.cancel(timer.value)
     }
 
     // MARK: - Work from other threads
 
-    /// Runs `work` on the loop's thread soon. Safe from any thread.
+    /// Runs `work` on the loop's thread soon, never within the caller's own turn. Safe from any
+    /// thread.
     public func post(_ work: @escaping @Sendable () -> Void) {
         posted.withLock { $0.append(work) }
         hasPosted.store(true, ordering: .releasing)
-        wake()
+        // From the loop's own thread the next poll sees `hasPosted` and does not sleep, so a
+        // write to the wake pipe would only cost a system call and one more turn.
+        if !isCurrent { wake() }
+    }
+
+    /// Whether the caller runs on this loop's thread, inside `run()`.
+    public var isCurrent: Bool {
+        loopThread.load(ordering: .acquiring) == UInt(pthread_self())
     }
 
     /// Makes `run()` return after the current turn. Safe from any thread.
@@ -207,7 +206,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Wakes the loop if the caller is another thread: libdbus asks for this when a send from
     /// another thread queued data that only the loop's poll would write out.
     func wakeFromLibdbus() {
-        if loopThread.load(ordering: .acquiring) != UInt(pthread_self()) { wake() }
+        if !isCurrent { wake() }
     }
 
     // MARK: - Signals
@@ -277,6 +276,8 @@ public final class EventLoop: @unchecked Sendable {
             pollDescriptors.append(pollfd(fd: watch.descriptor, events: watch.pollEvents, revents: 0))
         }
         if fired { now = monotonicNanoseconds() }
+        // Work posted from this thread during the turn woke nobody: run it next turn, at once.
+        if hasPosted.load(ordering: .acquiring) { pending = true }
         let timeout = pending ? 0 : pollTimeout(now: now)
         let count = poll(&pollDescriptors, nfds_t(pollDescriptors.count), timeout)
         guard count > 0 else { return }
@@ -327,15 +328,12 @@ public final class EventLoop: @unchecked Sendable {
             entry.raw.handle()
             fired = true
         }
-        guard earliestTimer <= timerNow else { return fired }
-        let due = timers.filter { $0.value.deadline <= timerNow }.sorted { $0.value.deadline < $1.value.deadline }
-        for (id, timer) in due where timers[id] != nil {
-            timers[id] = nil
-            timer.action()
+        // Timers the actions schedule wait for the next turn, even when already due.
+        let limit = nextTimerID + 1
+        while let action = timers.popDue(at: timerNow, scheduledBefore: limit) {
+            action()
             fired = true
         }
-        // Actions may have scheduled and cancelled timers: take the minimum afresh.
-        earliestTimer = timers.values.lazy.map(\.deadline).min() ?? .max
         return fired
     }
 
@@ -345,11 +343,11 @@ public final class EventLoop: @unchecked Sendable {
         var next = UInt64.max
         for entry in timeouts where entry.raw.isEnabled { next = min(next, entry.deadline) }
         let wait = next == .max ? -1 : Self.milliseconds(from: now, to: next)
-        guard earliestTimer != .max else { return wait }
+        guard timers.earliest != .max else { return wait }
         let clock = timerClock
         // A clock moved by hand wakes the loop as it moves: its timers wait on that, not on poll.
-        if let clock, !clock.movesByItself { return earliestTimer <= clock.nanoseconds ? 0 : wait }
-        let timerWait = Self.milliseconds(from: clock?.nanoseconds ?? now, to: earliestTimer)
+        if let clock, !clock.movesByItself { return timers.earliest <= clock.nanoseconds ? 0 : wait }
+        let timerWait = Self.milliseconds(from: clock?.nanoseconds ?? now, to: timers.earliest)
         return wait < 0 ? timerWait : min(wait, timerWait)
     }
 
