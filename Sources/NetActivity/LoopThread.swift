@@ -5,13 +5,16 @@ import Glibc
 import Musl
 #endif
 
-/// An `EventLoop` running on a thread of its own, where the library does all its bus work so
-/// that the app's threads never wait on the bus.
+/// The `EventLoop` where the library does all its bus work: on a thread of its own, so that
+/// the app's threads never wait on the bus, or, for a program of this package that runs one
+/// loop for everything (`netactivity bridge`), that loop, so a report made on it reaches the
+/// bus with no hand-off between threads.
 ///
 /// A plain POSIX thread: the core library links nothing from Foundation.
 final class LoopThread: Sendable {
     let loop: EventLoop
-    private let thread: pthread_t
+    /// The thread started for the loop; nil when the loop is the app's.
+    private let thread: pthread_t?
 
     init() throws(BusError) {
         let loop = try EventLoop()
@@ -32,16 +35,26 @@ final class LoopThread: Sendable {
         self.thread = thread
     }
 
+    /// The app's own loop, which the app runs and stops.
+    init(sharing loop: EventLoop) {
+        self.loop = loop
+        thread = nil
+    }
+
     /// Whether the caller runs on this loop's thread.
-    var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
+    var isCurrent: Bool {
+        guard let thread else { return loop.isCurrent }
+        return pthread_equal(pthread_self(), thread) != 0
+    }
 
     /// Runs `work` on the loop thread.
     func perform(_ work: @escaping @Sendable () -> Void) {
         loop.post(work)
     }
 
-    /// Ends the thread after the work already posted.
+    /// Ends the thread after the work already posted; an app's own loop is the app's to stop.
     func finish() {
+        guard thread != nil else { return }
         loop.post { [loop] in loop.stop() }
     }
 }

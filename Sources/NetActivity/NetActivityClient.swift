@@ -78,6 +78,20 @@ public final class NetActivityClient: Sendable {
         }
     }
 
+    /// A client for `bus` that does its bus work on `loop`, a loop the program runs itself, rather
+    /// than on a thread of its own: for a program built around one `EventLoop` (as `netactivity
+    /// bridge` is), where a report made on the loop's thread then reaches the bus in the loop's
+    /// next turn with no thread to wake. Calls stay safe from any thread. The client's work waits
+    /// while the loop is not running; the program's exit still ends its activities, with its
+    /// connection.
+    public init(
+        bus: Bus = .session, sharing loop: EventLoop,
+        problems: @escaping @Sendable (String) -> Void = NetActivityClient.logToStandardError
+    ) {
+        self.problems = problems
+        handle = try? SessionHandle(bus: bus.busAddress, loop: loop, problems: problems)
+    }
+
     // MARK: - Push and pop
 
     /// Says a connection of the app's own started: the indicator counts it until the matching

@@ -5,8 +5,9 @@ final class SessionHandle: Sendable {
     private let thread: LoopThread
     private let session: LoopBound<ReportingSession>
 
-    init(bus: BusAddress, problems: @escaping @Sendable (String) -> Void) throws(BusError) {
-        thread = try LoopThread()
+    /// - Parameter loop: the app's own loop to work on, or nil for a thread of the session's own.
+    init(bus: BusAddress, loop: EventLoop? = nil, problems: @escaping @Sendable (String) -> Void) throws(BusError) {
+        thread = if let loop { LoopThread(sharing: loop) } else { try LoopThread() }
         session = LoopBound(ReportingSession(bus: bus, loop: thread.loop, problems: problems), on: thread)
     }
 

@@ -12,7 +12,8 @@ import Glibc
 /// One process per session: it owns `io.github.netactivity.Bridge` on the session bus, and a
 /// second one (an XDG autostart entry beside a systemd user unit) leaves at once. Each source
 /// starts on its own; one that cannot (no system bus, no PackageKit, a name taken) is said once
-/// and the others go on. Runs on one `EventLoop`, so it sleeps while nothing happens.
+/// and the others go on. Runs on one `EventLoop`, the client library's too, so it sleeps while
+/// nothing happens and a report costs no thread hand-off.
 public final class Bridge {
     public let options: BridgeOptions
     private let loop: EventLoop
@@ -49,7 +50,8 @@ public final class Bridge {
             problems("bridge: cannot connect to \(options.session): \(error.message)")
             return 1
         }
-        let client = NetActivityClient(bus: options.report, problems: { problems("bridge: " + $0) })
+        // On the bridge's own loop: a report made while handling a signal goes out in the next turn.
+        let client = NetActivityClient(bus: options.report, sharing: loop, problems: { problems("bridge: " + $0) })
         for name in BridgeSourceName.allCases where options.sources.contains(name) {
             let context = BridgeContext(
                 loop: loop, client: client, sessionBus: options.session, systemBus: options.system,
