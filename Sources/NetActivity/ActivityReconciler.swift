@@ -144,18 +144,27 @@ final class ActivityReconciler {
             return
         }
         if let remote = activity.remote {
-            if activity.progressDirty, !activity.updateInFlight, activity.updateTimer == nil {
+            if activity.progressDirty, !activity.updateInFlight {
                 let now = clock.now
                 if let last = activity.lastUpdate, now - last < Self.minimumUpdateSpacing {
-                    flush.started()
-                    activity.updateTimer = loop.schedule(after: Self.minimumUpdateSpacing - (now - last)) {
-                        [self] in
-                        flush.finished()
-                        activities[localID]?.updateTimer = nil
-                        needsAttention.insert(localID)
-                        reconcile()
+                    // Held. A stream of reports sends with the first one past the spacing, in the
+                    // turn that brought it; the timer only catches the last of a stream, so a
+                    // steady stream wakes the loop for nothing else.
+                    if activity.updateTimer == nil {
+                        flush.started()
+                        activity.updateTimer = loop.schedule(after: Self.minimumUpdateSpacing) { [self] in
+                            flush.finished()
+                            activities[localID]?.updateTimer = nil
+                            needsAttention.insert(localID)
+                            reconcile()
+                        }
                     }
                 } else {
+                    if let timer = activity.updateTimer {
+                        loop.cancel(timer)
+                        activity.updateTimer = nil
+                        flush.finished()
+                    }
                     activity.progressDirty = false
                     activity.updateInFlight = true
                     activity.lastUpdate = now
