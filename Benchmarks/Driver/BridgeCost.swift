@@ -13,8 +13,9 @@ struct BridgeFigures {
     var idleSwitches: UInt64
     var idleCPU: UInt64
     var idleSeconds: Int
-    /// Following both streams: CPU over the window's length, RSS at its end.
+    /// Following both streams: CPU over the window's length, context switches, RSS at its end.
     var followingCPUShare: Double
+    var followingSwitches: UInt64
     var followingRSSKiB: UInt64
     var launcherUpdates: Int
     var packageKitUpdates: Int
@@ -49,7 +50,7 @@ enum BridgeCost {
         // Following: a transaction downloading, and a launcher entry's progress.
         packageKit.startTransaction()
         let sender = try session.connect()
-        let cpuBefore = ProcessStats.sample(bridge.pid).cpuNanoseconds
+        let followStart = ProcessStats.sample(bridge.pid)
         let start = Clock.now
         let end = start + UInt64(followSeconds) * 1_000_000_000
         var launcherUpdates = 0
@@ -74,12 +75,14 @@ enum BridgeCost {
             if next > Clock.now { Clock.sleep(milliseconds: Int((next - Clock.now) / 1_000_000)) }
         }
         let elapsed = Clock.now - start
-        let cpu = ProcessStats.sample(bridge.pid).cpuNanoseconds - cpuBefore
+        let followEnd = ProcessStats.sample(bridge.pid)
+        let cpu = followEnd.cpuNanoseconds - followStart.cpuNanoseconds
         let packageKitUpdates = packageKit.stopTransaction()
         return BridgeFigures(
             idleRSSKiB: idleRSS, idleSwitches: idleEnd.contextSwitches - idleStart.contextSwitches,
             idleCPU: idleEnd.cpuNanoseconds - idleStart.cpuNanoseconds, idleSeconds: idleSeconds,
-            followingCPUShare: Double(cpu) / Double(max(elapsed, 1)), followingRSSKiB: Memory.sample(bridge.pid).rss,
+            followingCPUShare: Double(cpu) / Double(max(elapsed, 1)),
+            followingSwitches: followEnd.contextSwitches - followStart.contextSwitches, followingRSSKiB: Memory.sample(bridge.pid).rss,
             launcherUpdates: launcherUpdates, packageKitUpdates: packageKitUpdates)
     }
 }
