@@ -128,7 +128,7 @@ import Glibc
         }
         let loop = try EventLoop()
         loop.attach(server)
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
 
         let caller = try Self.connect(bus)
@@ -190,7 +190,7 @@ import Glibc
         }
         let loop = try EventLoop()
         loop.attach(listener)
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
 
         let emitter = try Self.connect(bus)
@@ -229,7 +229,7 @@ import Glibc
         }
         let loop = try EventLoop()
         loop.attach(listener)
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
 
         let sender = try Self.connect(bus)
@@ -310,7 +310,7 @@ import Glibc
         }
         let loop = try EventLoop()
         loop.attach(connection)
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         bus.kill()
         try wait(disconnected, for: "Disconnected at the filter")
         #expect(try thread.sync { 42 } == 42)

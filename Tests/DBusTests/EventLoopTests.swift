@@ -23,7 +23,7 @@ import Glibc
         loop.schedule(after: .zero) { fired.append("now") }
         // Comes after all the others; anything firing twice would show up before it.
         loop.schedule(after: .milliseconds(80)) { fired.append("end"); done.signal() }
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         try wait(done, for: "the last timer")
         #expect(fired.all == ["now", "a", "b", "c", "d", "end"])
@@ -49,7 +49,7 @@ import Glibc
         }
         loop.schedule(after: .milliseconds(20)) { done.signal() }
         Self.holdFirstTurn(of: loop, for: .milliseconds(5))
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         try wait(done, for: "the last timer")
         #expect(fired.all == Array(0..<40))
@@ -69,7 +69,7 @@ import Glibc
         let immediate = loop.schedule(after: .zero) { fired.append("cancelled immediate") }
         loop.cancel(immediate)
         loop.schedule(after: .milliseconds(60)) { fired.append("end"); done.signal() }
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         try wait(done, for: "the last timer")
         #expect(fired.all == ["canceller", "end"])
@@ -81,7 +81,7 @@ import Glibc
     /// which must cost at most a turn: later timers still fire, in order and not early.
     @Test func cancellingTheEarliestTimerDelaysNothingElse() throws {
         let loop = try EventLoop()
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         let fired = Log<String>()
         let elapsed = Mutex<Duration?>(nil)
@@ -115,7 +115,7 @@ import Glibc
         second = loop.schedule(after: .microseconds(1)) { fired.append("second") }
         loop.schedule(after: .milliseconds(20)) { done.signal() }
         Self.holdFirstTurn(of: loop, for: .milliseconds(2))
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         try wait(done, for: "the last timer")
         #expect(fired.all == ["first"])
@@ -124,7 +124,7 @@ import Glibc
     @Test(arguments: [1, 15, 40])
     func timersDoNotFireEarly(milliseconds: Int) throws {
         let loop = try EventLoop()
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         let elapsed = Mutex<Duration?>(nil)
         let done = DispatchSemaphore(value: 0)
@@ -148,7 +148,7 @@ import Glibc
                 loop.schedule(after: .zero) { done.signal() }
             }
         }
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         try wait(done, for: "the third chained timer")
     }
@@ -161,7 +161,7 @@ import Glibc
         let fired = Log<String>()
         loop.schedule(after: .seconds(20)) { fired.append("20 s") }
         loop.schedule(after: .seconds(10)) { fired.append("10 s") }
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         clock.advance(by: .milliseconds(9_999))
         try Self.settle(thread)
@@ -180,7 +180,7 @@ import Glibc
         let loop = try EventLoop(clock: clock)
         let fired = Log<String>()
         loop.schedule(after: .milliseconds(1)) { fired.append("1 ms") }
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         // Real milliseconds pass while the clock stands still: the loop sleeps without firing.
         let start = ContinuousClock.now
@@ -192,7 +192,7 @@ import Glibc
 
     /// Returns after the loop has finished a turn that began after this call: what was due on
     /// its clock by then has fired (posted work runs before a turn's timers, so twice).
-    static func settle(_ thread: LoopThread) throws {
+    static func settle(_ thread: RunningLoop) throws {
         try thread.sync {}
         try thread.sync {}
     }
@@ -201,7 +201,7 @@ import Glibc
 
     @Test func postedWorkRunsOnTheLoopThreadInOrder() throws {
         let loop = try EventLoop()
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         let loopThreadID = try thread.sync { pthread_self() }
         #expect(pthread_equal(loopThreadID, pthread_self()) == 0)
@@ -233,7 +233,7 @@ import Glibc
 
     @Test func workPostedOnTheLoopRunsInTheNextTurnWithNothingElseToWakeIt() throws {
         let loop = try EventLoop()
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         #expect(!loop.isCurrent)
         let order = Log<String>()
@@ -253,7 +253,7 @@ import Glibc
 
     @Test func aCancelledTimerLeavesNoWakeUpBehind() throws {
         let loop = try EventLoop()
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         let fired = Log<String>()
         try thread.sync {
@@ -268,7 +268,7 @@ import Glibc
 
     @Test func stopFromAnotherThreadEndsAnIdleRun() throws {
         let loop = try EventLoop()
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         // Nothing is scheduled: the loop sleeps in poll(2) with no timeout until woken.
         try thread.stop(timeout: .seconds(5))
     }
@@ -277,18 +277,18 @@ import Glibc
         let loop = try EventLoop()
         let fired = Log<String>()
         loop.schedule(after: .seconds(60)) { fired.append("far future") }
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         try thread.stop(timeout: .seconds(5))
         #expect(fired.all.isEmpty)
     }
 
     @Test func stoppedLoopRunsAgain() throws {
         let loop = try EventLoop()
-        try LoopThread(loop).stop()
+        try RunningLoop(loop).stop()
         let fired = Log<String>()
         let done = DispatchSemaphore(value: 0)
         loop.schedule(after: .milliseconds(1)) { fired.append("second run"); done.signal() }
-        let again = try LoopThread(loop)
+        let again = try RunningLoop(loop)
         defer { try? again.stop() }
         try wait(done, for: "a timer in the second run")
         #expect(fired.all == ["second run"])
@@ -345,7 +345,7 @@ import Glibc
                 destination: .bus, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetId"))
 
         let loop = try EventLoop()
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         switch place {
         case .timer:
@@ -380,7 +380,7 @@ import Glibc
         }
         let loop = try EventLoop()
         loop.attach(connection)
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         try wait(greeted, for: "NameAcquired at the filter")
         let usage = try IdleWindow.measure(thread)
@@ -398,7 +398,7 @@ import Glibc
         }
         let loop = try EventLoop()
         loop.attach(connection)
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         bus.kill()
         try wait(disconnected, for: "Disconnected at the filter")
@@ -419,7 +419,7 @@ import Glibc
         let hungUp = Log<String>()
         let done = DispatchSemaphore(value: 0)
         loop.onHangUp(of: ends[1]) { hungUp.append("hung up"); done.signal() }
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         // A turn with the reader still open reports nothing.
         let turned = DispatchSemaphore(value: 0)
@@ -442,7 +442,7 @@ import Glibc
         let loop = try EventLoop()
         let done = DispatchSemaphore(value: 0)
         let onLoop = Log<Bool>()
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         let loopThreadID = try thread.sync { pthread_self() }
         try thread.sync {
@@ -466,16 +466,23 @@ struct IdleWindow: CustomStringConvertible {
 
     var description: String { "\(cpu) on the CPU and \(wakeUps) wake-ups in 250 ms" }
 
-    static func measure(_ thread: LoopThread) throws -> IdleWindow {
+    static func measure(_ thread: RunningLoop) throws -> IdleWindow {
         let tid = try thread.sync { currentThreadID() }
         // Let the turn that ran `sync` settle back into poll(2) before the window opens: `sync`
         // returns as its work signals, before the turn ends and the thread sleeps (one switch).
         try thread.sync {}
-        Thread.sleep(forTimeInterval: 0.01)
+        try waitUntil("the loop thread asleep again") { try isSleeping(tid) }
         let before = try sample(tid)
         Thread.sleep(forTimeInterval: 0.25)
         let after = try sample(tid)
         return IdleWindow(cpu: .nanoseconds(after.cpu - before.cpu), wakeUps: after.switches - before.switches)
+    }
+
+    /// Whether the thread is asleep (state `S` in `stat`, after the parenthesised name).
+    private static func isSleeping(_ tid: Int32) throws -> Bool {
+        let stat = try String(contentsOfFile: "/proc/self/task/\(tid)/stat", encoding: .utf8)
+        guard let nameEnd = stat.lastIndex(of: ")") else { throw BusTestError("cannot read the state of task \(tid)") }
+        return stat[stat.index(after: nameEnd)...].split(separator: " ").first == "S"
     }
 
     /// Nanoseconds on the CPU (`schedstat`) and voluntary context switches (`status`).

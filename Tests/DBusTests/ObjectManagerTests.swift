@@ -34,7 +34,7 @@ import Testing
             under: "/m/o")
         let loop = try EventLoop()
         loop.attach(server)
-        let thread = try LoopThread(loop, name: "object manager test loop")
+        let thread = try RunningLoop(loop, name: "object manager test loop")
         defer { try? thread.stop() }
         try body(server, try Connection(.address(bus.address)))
     }

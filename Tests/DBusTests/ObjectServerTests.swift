@@ -185,7 +185,7 @@ import Testing
         server.export([Interface(TestObject.interface, methods: [Method("Answered") { _ in [.string("server")] }])], at: TestObject.path)
         let loop = try EventLoop()
         loop.attach(connection)
-        let thread = try LoopThread(loop)
+        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         let client = try Connection(.address(bus.address))
         func call(_ member: MemberName, timeout: Duration = .seconds(10)) -> Result<[Value], BusError> {

@@ -21,7 +21,7 @@ final class TestObject: @unchecked Sendable {
     let serverConnection: Connection
     // Only touched on the loop's thread once the loop runs.
     let server: ObjectServer
-    let loopThread: LoopThread
+    let loopThread: RunningLoop
     /// A connection without an event loop, for blocking calls and `readMessage`.
     let client: Connection
     /// The arguments of every `Record` call, in order.
@@ -39,7 +39,7 @@ final class TestObject: @unchecked Sendable {
             server.export([Interface(Self.childInterface)], at: Self.childPath)
             let loop = try EventLoop()
             loop.attach(serverConnection)
-            loopThread = try LoopThread(loop, name: "test object loop")
+            loopThread = try RunningLoop(loop, name: "test object loop")
             client = try Connection(.address(bus.address))
         } catch {
             bus.stop()

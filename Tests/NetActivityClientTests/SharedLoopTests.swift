@@ -19,16 +19,8 @@ import Testing
         early.report(completed: 10, total: 40)
         #expect(try probe.activity("before the loop ran") == nil)
 
-        let finished = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            loop.run()
-            finished.signal()
-        }
-        thread.start()
-        defer {
-            loop.stop()
-            _ = finished.wait(timeout: .now() + 10)
-        }
+        let running = try RunningLoop(loop)
+        defer { try? running.stop() }
         await client.flush()
         #expect(try probe.activity("before the loop ran")?.completed == 10)
 

@@ -18,16 +18,10 @@ import Testing
                 // A handler slower than the states come (a long line written to a slow pipe).
                 Thread.sleep(forTimeInterval: 0.05)
             }
-        let finished = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            loop.run()
-            finished.signal()
-        }
-        thread.start()
+        let running = try RunningLoop(loop)
         defer {
             loop.post { merged.cancel() }
-            loop.stop()
-            _ = finished.wait(timeout: .now() + 10)
+            try? running.stop()
         }
         try waitUntil("the first state") { !counts.withLock(\.isEmpty) }
 

@@ -1,19 +1,18 @@
-import BusTestSupport
 import DBus
 import Foundation
 import Synchronization
 
 /// An `EventLoop` running on a Foundation `Thread` of its own, for tests that need the loop
-/// to answer while the test thread blocks.
-final class LoopThread: Sendable {
-    let loop: EventLoop
+/// to answer while the test thread blocks, or that run a program's loop as the program would.
+public final class RunningLoop: Sendable {
+    public let loop: EventLoop
     private let finished = DispatchSemaphore(value: 0)
 
     /// Starts `loop` on a new thread and returns once it is running (so a `stop()` cannot
     /// come before `run()`).
     ///
     /// - Throws: `BusTestError` if the loop does not run its first posted work within 10 s.
-    init(_ loop: EventLoop, name: String = "event loop") throws {
+    public init(_ loop: EventLoop, name: String = "event loop") throws {
         self.loop = loop
         let started = DispatchSemaphore(value: 0)
         let finished = finished
@@ -32,13 +31,13 @@ final class LoopThread: Sendable {
     /// Stops the loop from this thread and waits for `run()` to return.
     ///
     /// - Throws: `BusTestError` if `run()` is still going after `timeout`.
-    func stop(timeout: Duration = .seconds(10)) throws {
+    public func stop(timeout: Duration = .seconds(10)) throws {
         loop.stop()
         try waitForExit(timeout: timeout)
     }
 
     /// Waits for `run()` to return without asking it to.
-    func waitForExit(timeout: Duration) throws {
+    public func waitForExit(timeout: Duration) throws {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         guard finished.wait(timeout: .now() + seconds) == .success else {
             throw BusTestError("the event loop's run() did not return within \(timeout)")
@@ -48,7 +47,7 @@ final class LoopThread: Sendable {
     /// Runs `work` on the loop and waits for it to finish.
     ///
     /// - Throws: `BusTestError` if it has not run within 10 s; whatever `work` throws.
-    func sync<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) throws -> Result {
+    public func sync<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) throws -> Result {
         let outcome = Mutex<Swift.Result<Result, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         loop.post {
@@ -60,39 +59,5 @@ final class LoopThread: Sendable {
             throw BusTestError("work posted to the event loop did not run within 10 s")
         }
         return try outcome.withLock { $0! }.get()
-    }
-}
-
-/// Values appended from any thread and read from any other.
-final class Log<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
-
-    func append(_ item: Element) { items.withLock { $0.append(item) } }
-    var all: [Element] { items.withLock { $0 } }
-}
-
-/// A clock for a loop's timers that moves only when the test moves it, waking the loop.
-final class HandClock: EventLoopClock, Sendable {
-    private struct State {
-        var nanoseconds: UInt64 = 1_000_000_000
-        var observers: [@Sendable () -> Void] = []
-    }
-
-    private let state = Mutex(State())
-
-    var nanoseconds: UInt64 { state.withLock { $0.nanoseconds } }
-    var movesByItself: Bool { false }
-
-    func onAdvance(_ moved: @escaping @Sendable () -> Void) {
-        state.withLock { $0.observers.append(moved) }
-    }
-
-    func advance(by duration: Duration) {
-        let observers = state.withLock { state in
-            state.nanoseconds += UInt64(duration.components.seconds) * 1_000_000_000
-                + UInt64(duration.components.attoseconds / 1_000_000_000)
-            return state.observers
-        }
-        for moved in observers { moved() }
     }
 }
