@@ -95,7 +95,7 @@ public final class Service {
                 isEmpty: { [unowned self] in indicator.ledger.activityTotal == 0 },
                 lookUp: { [unowned self] name in
                     guard let id = NetActivityBus.activityID(named: name),
-                        let activity = indicator.ledger.activity(id)
+                        let activity = reading({ $0.ledger.activity(id) })
                     else { return nil }
                     return DescribedActivity(activity, attribution: attributions[activity.owner])
                 },
@@ -254,6 +254,12 @@ public final class Service {
         rescheduleTimer()
     }
 
+    /// Reads the indicator where it lies. A getter from the model's module called on `indicator`
+    /// itself gets a copy of it (a retain and a release of each array and dictionary inside),
+    /// as the compiler cannot see that the getter leaves this object alone; lent inout, it is
+    /// read in place.
+    private func reading<Value>(_ read: (inout Indicator) -> Value) -> Value { read(&indicator) }
+
     /// Holds throttled signals back while the bus has not taken what is already queued.
     private func noteBacklog() {
         guard let connection, indicator.throttleWindow > .zero else { return }
@@ -314,7 +320,7 @@ public final class Service {
 
     /// Keeps one loop timer at the model's next deadline; none at all while nothing is pending.
     private func rescheduleTimer() {
-        let deadline = indicator.nextDeadline
+        let deadline = reading { $0.nextDeadline }
         guard deadline != timerDeadline else { return }
         if let timer { loop.cancel(timer) }
         timer = nil

@@ -32,6 +32,14 @@ import Testing
         return nil
     }
 
+    /// The body's bytes: as long as the fixed header's second number says, at the end.
+    private static func body(of message: Message) -> [UInt8] {
+        let bytes = message.wireBytes
+        guard bytes.count >= 8 else { return [] }
+        let length = bytes[4..<8].reversed().reduce(0) { $0 << 8 | Int($1) }
+        return Array(bytes.suffix(length))
+    }
+
     @Test func anEmptyReplyHoldsWhatLibdbusMethodReturnHolds() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
@@ -58,6 +66,40 @@ import Testing
             #expect(reply.serial == 0, "libdbus gives it a serial when it is sent")
             #expect(reply.path == nil && reply.interface == nil && reply.member == nil && reply.errorName == nil)
         }
+    }
+
+    /// A reply that carries values (BeginActivity's id) is the template's copy with the values
+    /// appended: the same header fields and the same body as libdbus's method return with them.
+    @Test func aReplyWithValuesFromTheTemplateHoldsWhatLibdbusMethodReturnHolds() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let server = try Connection(.address(bus.address))
+        let caller = try Connection(.address(bus.address))
+        let replies = EmptyReplies()
+        let values: [Value] = [.uint32(7), .string("seven")]
+        for call in try Self.receivedCalls(server: server, callers: [caller, caller]) {
+            guard let madeByLibdbus = call.raw.methodReturn(), let fromTemplate = replies.reply(to: call.raw) else {
+                Issue.record("out of memory")
+                return
+            }
+            let expected = Message(consuming: madeByLibdbus)
+            let reply = Message(consuming: fromTemplate)
+            try expected.append(values)
+            _ = try Message.append(values, to: reply.raw, signatureLength: 0)
+            #expect(reply.destination == expected.destination)
+            #expect(reply.replySerial == expected.replySerial)
+            #expect(reply.noReply == expected.noReply)
+            #expect(reply.signature == expected.signature)
+            #expect(try reply.arguments() == values)
+            #expect(Self.body(of: reply) == Self.body(of: expected))
+        }
+        // A template's copy is written to, never the template: the next reply starts empty.
+        let next = try Self.receivedCalls(server: server, callers: [caller])[0]
+        guard let empty = replies.reply(to: next.raw) else {
+            Issue.record("out of memory")
+            return
+        }
+        #expect(Message(consuming: empty).signature == .empty)
     }
 
     @Test func emptyRepliesReachEachOfMoreCallersThanTheTemplatesKept() throws {

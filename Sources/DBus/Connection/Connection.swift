@@ -108,13 +108,6 @@ public final class Connection: @unchecked Sendable {
         _ = raw.send(message.raw)
     }
 
-    /// Sends the successful reply to the method call `call`, without a `Message` for either.
-    func sendReply(to call: RawMessage, _ values: [Value]) throws(BusError) {
-        guard let reply = call.methodReturn() else { throw BusError.outOfMemory }
-        if !values.isEmpty { _ = try Message.append(values, to: reply.raw, signatureLength: 0) }
-        queue(reply)
-    }
-
     /// The largest message the bus accepts from this connection, for replies written value by
     /// value (`ReplyWriter`), whose size nobody bounds in advance. A bus that receives a larger
     /// message does not refuse it: it drops the sender's connection. The default is the

@@ -153,12 +153,9 @@ public final class ObjectServer {
                 return
             }
             guard wantsReply else { return }
-            if values.isEmpty {
-                guard let reply = emptyReplies.reply(to: call) else { throw BusError.outOfMemory }
-                connection.queue(reply)
-            } else {
-                try connection.sendReply(to: call, values)
-            }
+            guard let reply = emptyReplies.reply(to: call) else { throw BusError.outOfMemory }
+            if !values.isEmpty { _ = try Message.append(values, to: reply.raw, signatureLength: 0) }
+            connection.queue(reply)
             return
         } catch let error as BusError {
             reply = wantsReply ? try? Message.errorReply(to: call, error) : nil
