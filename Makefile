@@ -9,7 +9,8 @@
 #   make deb                     netactivity_VERSION_ARCH.deb, statically linked (debian/);
 #                                make test-deb checks it (part of make test)
 #   make bench                   netactivityd against libdbus floors (docs/benchmarks.md)
-#   make interface-xml           regenerates dbus/$(BUS_NAME).xml from the contract's descriptors
+#   make interface               regenerates dbus/$(BUS_NAME).xml and gnome-extension/src/interface.js
+#                                from the contract's descriptors
 #   make install-autostart       start `netactivity tray` at login (~/.config/autostart)
 #
 # Variables: PREFIX (default ~/.local), DESTDIR (staged installs), SWIFT, SWIFT_BUILD_FLAGS,
@@ -61,7 +62,7 @@ NETACTIVITYD ?=
 NETACTIVITY ?= $(if $(NETACTIVITYD),$(dir $(NETACTIVITYD))netactivity,$(RELEASE_CLI))
 
 .PHONY: all deps build release run test test-debug install uninstall install-autostart uninstall-autostart clean bench bench-deps \
-	deb deb-deps test-deb-deps release-static test-deb interface-xml
+	deb deb-deps test-deb-deps release-static test-deb interface
 
 all: build
 
@@ -85,11 +86,14 @@ run: deps
 	scripts/run-service.sh --then '$(RELEASE_BUILD) --product netactivity' --then-built $(RELEASE_CLI) \
 		$(RELEASE_BINARY) $(ARGS)
 
-## The interface XML as NetActivityContract's descriptors declare it; RepositoryTests fails,
-## with the difference, while the checked-in file is not what this writes.
-interface-xml: deps
+## The interface XML and the GNOME Shell extension's names as NetActivityContract's descriptors
+## declare them; RepositoryTests fails, with the difference, while a checked-in file is not what
+## this writes.
+interface: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --product netactivity-interface
-	"$$($(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)/netactivity-interface" > dbus/$(BUS_NAME).xml
+	bin=$$($(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path); \
+	"$$bin/netactivity-interface" > dbus/$(BUS_NAME).xml && \
+	"$$bin/netactivity-interface" --gjs > gnome-extension/src/interface.js
 
 # MARK: - Tests
 

@@ -30,7 +30,7 @@ let package = Package(
         // Binds the model to the bus as io.github.netactivity.NetActivity1.
         .target(name: "NetActivityService", dependencies: ["DBus", "NetActivityModel", "NetActivityContract"]),
         .executableTarget(name: "netactivityd", dependencies: ["NetActivityService"]),
-        // Prints the introspection XML the descriptors declare: `make interface-xml`.
+        // Prints the introspection XML and the extension's names the descriptors declare: `make interface`.
         .executableTarget(name: "netactivity-interface", dependencies: ["NetActivityContract"]),
         // The client library apps import to report and watch network activity; no Foundation.
         .target(name: "NetActivity", dependencies: ["DBus", "NetActivityContract"]),

@@ -21,7 +21,7 @@ import sys
 import zipfile
 
 HERE = pathlib.Path(__file__).resolve().parent
-SOURCES = ["ledger.js", "ring.js", "text.js", "service.js", "indicator.js"]
+SOURCES = ["interface.js", "ledger.js", "ring.js", "text.js", "service.js", "indicator.js"]
 FORMATS = {
     "shell43": ("legacy", lambda metadata: metadata["shell-version"]),
     "shell45": ("esm", lambda metadata: metadata["x-netactivity-built-only"]),

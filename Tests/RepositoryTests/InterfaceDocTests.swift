@@ -94,10 +94,53 @@ func interfacesInDoc(_ markdown: String) -> [String: DescribedInterface] {
         let isCurrent = xml == generated
         #expect(isCurrent, """
             dbus/io.github.netactivity.NetActivity1.xml is not what the descriptors generate; run \
-            `make interface-xml`. The first lines that differ (- file, + generated):
+            `make interface`. The first lines that differ (- file, + generated):
             \(firstDifferences(xml, generated))
             """)
     }
+
+    @Test func theExtensionsNamesAreGeneratedFromTheDescriptors() throws {
+        let script = try Repository.text("gnome-extension/src/interface.js")
+        let generated = NetActivityInterface.gjsDeclaration
+        let isCurrent = script == generated
+        #expect(isCurrent, """
+            gnome-extension/src/interface.js is not what the descriptors generate; run \
+            `make interface`. The first lines that differ (- file, + generated):
+            \(firstDifferences(script, generated))
+            """)
+    }
+
+    /// The extension's other sources name the interface only through interface.js: each
+    /// property they read is declared, and no member or property name is spelled in them.
+    @Test func theExtensionReadsOnlyDeclaredPropertiesAndSpellsNoName() throws {
+        let declared = [
+            "MAIN_PROPERTIES": Set(NetActivityInterface.descriptor.properties.map { Self.key($0.name.rawValue) }),
+            "ACTIVITY_PROPERTIES": Set(ActivityObjectInterface.descriptor.properties.map { Self.key($0.name.rawValue) }),
+        ]
+        let names = Set(
+            declaredInterfaces.flatMap { $0.methods.map(\.name.rawValue) + $0.properties.map(\.name.rawValue) })
+        let folder = Repository.root.appendingPathComponent("gnome-extension/src")
+        let sources = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { $0.hasSuffix(".js") && $0 != "interface.js" }.sorted()
+        #expect(sources.contains("service.js"))
+        var read = 0
+        for source in sources {
+            let text = try Repository.text("gnome-extension/src/" + source)
+            for match in text.matches(of: /\b(MAIN_PROPERTIES|ACTIVITY_PROPERTIES)\.(\w+)/) {
+                read += 1
+                let (table, key) = (String(match.output.1), String(match.output.2))
+                #expect(declared[table]?.contains(key) == true, "\(source) reads \(table).\(key), which is not declared")
+            }
+            for match in text.matches(of: /'([A-Za-z]+)'|"([A-Za-z]+)"/) {
+                let word = String(match.output.1 ?? match.output.2 ?? "")
+                #expect(!names.contains(word), "\(source) spells '\(word)'; read it from interface.js")
+            }
+        }
+        #expect(read >= 10, "the extension reads its properties through interface.js")
+    }
+
+    /// A property's name as interface.js keys it.
+    private static func key(_ name: String) -> String { name.prefix(1).lowercased() + name.dropFirst() }
 
     @Test func theDocIsReadAsExpected() {
         let interfaces = interfacesInDoc(doc)

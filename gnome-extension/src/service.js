@@ -1,26 +1,13 @@
 // MARK: - One service, on one bus
 
-// The contract's names (docs/interface.md; the Swift code declares them in
-// NetActivityContract).
-const BUS_NAME = 'io.github.netactivity.NetActivity1';
-const OBJECT_PATH = '/io/github/netactivity/NetActivity1';
-const MAIN_INTERFACE = BUS_NAME;
-const ACTIVITY_INTERFACE = `${BUS_NAME}.Activity`;
-
-/** The contract's type of every property read here: a value of another type is not used. */
-const PROPERTY_TYPES = {
-    Visible: 'b', Count: 'u', Progress: 'd',
-    Id: 'u', Label: 's', Application: 's', ClaimedApplication: 's', Completed: 't', Total: 't',
-    Fraction: 'd', Rate: 'd',
-};
-
 /**
- * A proxy's cached property `name` as a JS value, or `fallback` while it is unknown or not of
- * the contract's type (whoever owns the name on the bus may send anything).
+ * A proxy's cached `property` (one of interface.js's, which name the declared type) as a JS
+ * value, or `fallback` while it is unknown or not of that type (whoever owns the name on the
+ * bus may send anything).
  */
-function cachedValue(proxy, name, fallback) {
-    const variant = proxy?.get_cached_property(name);
-    if (!variant || variant.get_type_string() !== PROPERTY_TYPES[name])
+function cachedValue(proxy, property, fallback) {
+    const variant = proxy?.get_cached_property(property.name);
+    if (!variant || variant.get_type_string() !== property.type)
         return fallback;
     const value = variant.unpack();
     return typeof value === 'number' && !Number.isFinite(value) ? fallback : value;
@@ -93,24 +80,24 @@ class ServiceSide {
         return this._proxy !== null && this._proxy.g_name_owner !== null;
     }
 
-    /** The main object's cached property `name`, or `fallback` while unknown. */
-    _property(name, fallback) {
-        return cachedValue(this._proxy, name, fallback);
+    /** The main object's cached `property`, or `fallback` while unknown. */
+    _property(property, fallback) {
+        return cachedValue(this._proxy, property, fallback);
     }
 
     /** The debounced `Visible`: what the top bar follows. */
     get visible() {
-        return this.available && this._property('Visible', false) === true;
+        return this.available && this._property(MAIN_PROPERTIES.visible, false) === true;
     }
 
     /** `Count`: the shared counter plus the live tracked activities. */
     get count() {
-        return this.available ? this._property('Count', 0) : 0;
+        return this.available ? this._property(MAIN_PROPERTIES.count, 0) : 0;
     }
 
     /** `Progress` from 0 to 1, or null while no activity has a known one. */
     get progress() {
-        const progress = this.available ? this._property('Progress', -1) : -1;
+        const progress = this.available ? this._property(MAIN_PROPERTIES.progress, -1) : -1;
         return progress >= 0 ? Math.min(1, progress) : null;
     }
 
@@ -123,23 +110,23 @@ class ServiceSide {
             const proxy = object.get_interface(ACTIVITY_INTERFACE);
             if (proxy === null)
                 continue;
-            const value = (name, fallback) => cachedValue(proxy, name, fallback);
-            const completed = value('Completed', 0);
-            const total = value('Total', 0);
+            const value = (property, fallback) => cachedValue(proxy, property, fallback);
+            const completed = value(ACTIVITY_PROPERTIES.completed, 0);
+            const total = value(ACTIVITY_PROPERTIES.total, 0);
             // Version 3 says how far along a fraction-mode activity is; version 2 only bytes.
-            let fraction = value('Fraction', null);
+            let fraction = value(ACTIVITY_PROPERTIES.fraction, null);
             if (fraction === null && total > 0)
                 fraction = completed / total;
             activities.push({
                 bus: this.bus,
-                id: value('Id', 0),
-                label: printable(value('Label', '')),
-                application: printable(value('Application', '')),
-                claimedApplication: printable(value('ClaimedApplication', '')),
+                id: value(ACTIVITY_PROPERTIES.id, 0),
+                label: printable(value(ACTIVITY_PROPERTIES.label, '')),
+                application: printable(value(ACTIVITY_PROPERTIES.application, '')),
+                claimedApplication: printable(value(ACTIVITY_PROPERTIES.claimedApplication, '')),
                 completed,
                 total,
                 fraction: fraction !== null && fraction >= 0 ? fraction : null,
-                rate: value('Rate', null),
+                rate: value(ACTIVITY_PROPERTIES.rate, null),
             });
         }
         return activities.sort((a, b) => a.id - b.id);

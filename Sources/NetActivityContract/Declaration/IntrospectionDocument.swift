@@ -1,5 +1,5 @@
 /// The introspection XML of declared interfaces, with their descriptions as comments: how
-/// `dbus/io.github.netactivity.NetActivity1.xml` is made (`make interface-xml`).
+/// `dbus/io.github.netactivity.NetActivity1.xml` is made (`make interface`).
 public enum IntrospectionDocument {
     /// Comment lines wrap at this column.
     static let width = 96

@@ -2,7 +2,7 @@ import DBus
 
 /// `io.github.netactivity.NetActivity1` on the main object, declared once: the service binds
 /// to these descriptors, clients build calls and decode values through them, and
-/// `dbus/io.github.netactivity.NetActivity1.xml` is generated from them (`make interface-xml`).
+/// `dbus/io.github.netactivity.NetActivity1.xml` is generated from them (`make interface`).
 public enum NetActivityInterface {
     /// The main interface, its members in the order the service exports them.
     public static let descriptor = InterfaceDescriptor(
