@@ -61,6 +61,34 @@ import Testing
         }
     }
 
+    /// With a manager inside another, an object is announced by the nearest one above it.
+    @Test func anObjectIsAnnouncedByTheNearestManagerAboveIt() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let server = try Connection(.address(bus.address))
+        let watcher = try Connection(.address(bus.address))
+        try watcher.addMatch("type='signal',interface='org.freedesktop.DBus.ObjectManager',member='InterfacesAdded'")
+        let objects = ObjectServer(connection: server)
+        for manager: ObjectPath in ["/m", "/m/inner", "/m/in"] {
+            objects.export([Interface("a.Manager")], at: manager, managingObjects: true)
+        }
+        for path: ObjectPath in ["/m/inner/x", "/m/y", "/m/inner/deeper/z", "/m/innerx"] {
+            objects.export([Interface("a.Thing")], at: path)
+            try objects.emitInterfacesAdded(at: path)
+        }
+        server.flush()
+        var announcedBy: [String: String] = [:]
+        while announcedBy.count < 4, let signal = watcher.readMessage(timeout: .seconds(10)) {
+            guard signal.member == "InterfacesAdded", case .objectPath(let object)? = try signal.arguments().first else {
+                continue
+            }
+            announcedBy[object.rawValue] = signal.path?.rawValue
+        }
+        #expect(announcedBy == [
+            "/m/inner/x": "/m/inner", "/m/y": "/m", "/m/inner/deeper/z": "/m/inner", "/m/innerx": "/m",
+        ])
+    }
+
     @Test func aReplyLargerThanTheBusAcceptsIsAnErrorAndTheServerStays() throws {
         try Self.withManager(objects: 1_000, maximumMessageSize: 64 << 10) { server, client in
             #expect {

@@ -56,8 +56,14 @@ extension ObjectServer {
 
     /// The nearest manager strictly above `path`.
     private func manager(of path: ObjectPath) -> ObjectPath? {
-        // Managers are few (one here): comparing prefixes beats building every ancestor path.
-        managers.filter { path.isDescendant(of: $0) }.max { $0.rawValue.utf8.count < $1.rawValue.utf8.count }
+        // Managers are few (one here): comparing prefixes beats building every ancestor path,
+        // and a plain loop allocates nothing, where a filter would make a set per signal.
+        var nearest: ObjectPath?
+        for manager in managers where path.isDescendant(of: manager) {
+            if let found = nearest, found.rawValue.utf8.count >= manager.rawValue.utf8.count { continue }
+            nearest = manager
+        }
+        return nearest
     }
 
     /// The own interfaces (standard ones left out) of the object at `path`, and the object their
