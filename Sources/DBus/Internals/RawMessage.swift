@@ -52,40 +52,54 @@ struct RawMessage {
     /// The header of the successful reply to this method call, for a body of type `signature`
     /// to be appended after it; `message(from:)` makes the reply.
     func methodReturnHeader(signature: Signature) -> WireEncoder {
-        var fields: [Value] = [Self.field(CDBus_HEADER_FIELD_REPLY_SERIAL, .uint32(serial))]
-        if let sender { fields.append(Self.field(CDBus_HEADER_FIELD_DESTINATION, .string(String(cString: sender)))) }
-        return Self.header(CDBus_MESSAGE_TYPE_METHOD_RETURN, fields, signature: signature)
+        var fields: [(Int32, Value)] = [(CDBus_HEADER_FIELD_REPLY_SERIAL, .uint32(serial))]
+        if let sender { fields.append((CDBus_HEADER_FIELD_DESTINATION, .string(String(cString: sender)))) }
+        return Self.header(CDBus_MESSAGE_TYPE_METHOD_RETURN, fields, signature: signature, capacity: 0)
     }
 
     /// The header of a signal, for a body of type `signature` to be appended after it;
     /// `message(from:)` makes the signal.
+    ///
+    /// `capacity`: the bytes the whole signal is expected to take, reserved at once so the
+    /// body grows into them rather than through reallocations.
     static func signalHeader(
-        path: ObjectPath, interface: InterfaceName, member: MemberName, signature: Signature
+        path: ObjectPath, interface: InterfaceName, member: MemberName, signature: Signature, capacity: Int = 0
     ) -> WireEncoder {
         header(
             CDBus_MESSAGE_TYPE_SIGNAL,
             [
-                field(CDBus_HEADER_FIELD_PATH, .objectPath(path)),
-                field(CDBus_HEADER_FIELD_INTERFACE, .string(interface.rawValue)),
-                field(CDBus_HEADER_FIELD_MEMBER, .string(member.rawValue)),
-            ], signature: signature)
+                (CDBus_HEADER_FIELD_PATH, .objectPath(path)),
+                (CDBus_HEADER_FIELD_INTERFACE, .string(interface.rawValue)),
+                (CDBus_HEADER_FIELD_MEMBER, .string(member.rawValue)),
+            ], signature: signature, capacity: capacity)
     }
 
-    private static func field(_ code: Int32, _ value: Value) -> Value {
-        .structure([.byte(UInt8(code)), .variant(value)])
-    }
-
-    private static func header(_ type: Int32, _ fields: [Value], signature: Signature) -> WireEncoder {
-        var fields = fields
-        if !signature.rawValue.isEmpty { fields.append(field(CDBus_HEADER_FIELD_SIGNATURE, .signature(signature))) }
+    /// A header of `type` with `fields` (each a code and its value) and then `signature`'s.
+    /// Each field, a `(yv)`, is written in place: as a `Value` structure holding a variant it
+    /// would cost two allocations, for every signal sent.
+    private static func header(
+        _ type: Int32, _ fields: [(Int32, Value)], signature: Signature, capacity: Int
+    ) -> WireEncoder {
         var header = WireEncoder()
+        if capacity > 0 { header.reserveCapacity(capacity) }
         // Byte order, type, flags (no reply expected, as libdbus sets on its own replies and
         // signals), protocol version; the body's length (filled in by `message(from:)`) and a
         // serial (replaced there).
-        header.appendBytes([UInt8(ascii: "l"), UInt8(type), 0x01, 1])
+        header.append(.byte(UInt8(ascii: "l")))
+        header.append(.byte(UInt8(type)))
+        header.append(.byte(0x01))
+        header.append(.byte(1))
         header.append(.uint32(0))
         header.append(.uint32(1))
-        header.append(.array(element: headerField, fields))
+        header.appendArray(of: headerField) { fieldsEncoder in
+            func append(_ code: Int32, _ value: Value) {
+                fieldsEncoder.pad(to: 8)
+                fieldsEncoder.append(.byte(UInt8(code)))
+                fieldsEncoder.appendVariant(value)
+            }
+            for (code, value) in fields { append(code, value) }
+            if !signature.rawValue.isEmpty { append(CDBus_HEADER_FIELD_SIGNATURE, .signature(signature)) }
+        }
         header.pad(to: 8)
         return header
     }

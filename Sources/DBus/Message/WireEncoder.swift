@@ -223,7 +223,11 @@ struct WireEncoder {
     /// Makes the buffer the encoder's own with room for `needed` bytes: twice the last size
     /// when that can be had, else just enough. False when not even that can.
     private mutating func grow(to needed: Int) -> Bool {
-        for capacity in [Swift.max(needed, (buffer?.capacity ?? 0) * 2, 64), needed] where capacity >= needed {
+        let doubled = Swift.max(needed, (buffer?.capacity ?? 0) * 2, 64)
+        // Two tries, without an array of them: an array would be an allocation per growth.
+        for attempt in 0..<2 {
+            let capacity = attempt == 0 ? doubled : needed
+            if attempt == 1, capacity == doubled { break }
             // Uniqueness first: binding the buffer to a name would be a second reference.
             if isKnownUniquelyReferenced(&buffer), let buffer {
                 if buffer.resize(to: capacity) { return true }

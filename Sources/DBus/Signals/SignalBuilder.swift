@@ -67,6 +67,8 @@ final class SignalBuilder {
     private var recent: [Recent] = []
     private var changeShapes: [ChangeShape] = []
     private var removalShapes: [RemovalShape] = []
+    /// The bytes the next `InterfacesAdded` is expected to take.
+    private var addedSize = 0
 
     /// Signals kept for copying: a handful keeps the search short.
     static let recentLimit = 4
@@ -176,10 +178,13 @@ final class SignalBuilder {
         manager: ObjectPath, path: ObjectPath, write: (inout WireEncoder) -> Void
     ) throws(BusError) -> Message {
         var wire = RawMessage.signalHeader(
-            path: manager, interface: .objectManager, member: .interfacesAdded, signature: .interfacesAddedArguments)
+            path: manager, interface: .objectManager, member: .interfacesAdded, signature: .interfacesAddedArguments,
+            capacity: addedSize)
         wire.append(.objectPath(path))
         write(&wire)
         lastWay = .built
+        // Room for one as large next time: the objects of a family announce much the same.
+        addedSize = wire.count + wire.count / 8
         return Message(consuming: try RawMessage.message(from: wire))
     }
 
