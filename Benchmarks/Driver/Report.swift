@@ -163,8 +163,8 @@ struct Report {
                 + "(\(bridge.packageKitUpdates) DownloadSizeRemaining changes, 2 a second) and a launcher entry "
                 + "(\(bridge.launcherUpdates) updates, 100 a second)")
             say(table.text)
-            say("goals: idle 0 context switches, RSS ≤ 12 MiB; following ≤ 1 % of a core (receiving the launcher "
-                + "updates alone is 1 context switch an update)")
+            say("goals: idle 0 context switches, RSS ≤ 12 MiB; following ≤ 1 % of a core (read one by one, the "
+                + "launcher updates alone would be 1 context switch each; the bridge reads them every 50 ms)")
             ratios.append("bridge-idle-switches \(bridge.idleSwitches)")
             ratios.append("bridge-rss \(mebibytes(bridge.idleRSSKiB))")
             ratios.append("bridge-cpu \(fixed(bridge.followingCPUShare * 100, 2)) %")

@@ -407,6 +407,80 @@ import Glibc
         #expect(usage.wakeUps <= 1, "a dead connection keeps the loop busy: \(usage)")
     }
 
+    // MARK: - Reading at most once per interval
+
+    /// 20 signals 10 ms apart on a connection read at most every 300 ms: the first is read at
+    /// once, the rest arrive while it is held and are read together when the hold ends; none
+    /// is lost or reordered.
+    @Test func aPacedConnectionReadsAStreamInBatchesAndLosesNothing() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let listener = try Connection(.address(bus.address))
+        try listener.addMatch("type='signal',interface='io.github.netactivity.Test1',member='Tick'")
+        let times = Locked<[(number: UInt32, at: ContinuousClock.Instant)]>([])
+        let all = DispatchSemaphore(value: 0)
+        listener.addFilter(for: .signal) { message in
+            guard message.isSignal("io.github.netactivity.Test1", "Tick"),
+                case .uint32(let number)? = try? message.arguments().first
+            else { return false }
+            let count = times.withLock {
+                $0.append((number, ContinuousClock.now))
+                return $0.count
+            }
+            if count == 20 { all.signal() }
+            return true
+        }
+        let loop = try EventLoop()
+        let thread = try RunningLoop(loop)
+        defer { try? thread.stop() }
+        try thread.sync { loop.attach(listener, readingAtMostEvery: .milliseconds(300)) }
+        let emitter = try Connection(.address(bus.address))
+        for number in 0..<20 as Range<UInt32> {
+            try emitter.send(.signal(path: "/", interface: "io.github.netactivity.Test1", member: "Tick", arguments: [.uint32(number)]))
+            emitter.flush()
+            usleep(10_000)
+        }
+        try wait(all, for: "the 20 signals at the paced connection")
+        let received = times.withLock { $0 }
+        #expect(received.map(\.number) == Array(0..<20))
+        // Batches: runs of signals handled within 5 ms of the one before. Read one by one, the
+        // 20 signals 10 ms apart would be 20 batches.
+        var batches = 1
+        for (earlier, later) in zip(received, received.dropFirst()) where later.at - earlier.at > .milliseconds(5) {
+            batches += 1
+        }
+        #expect(batches <= 4, "\(batches) batches for 20 signals in 200 ms, read at most every 300 ms")
+    }
+
+    /// A burst far larger than libdbus reads at a time (5,000 signals, some 450 KB) on a
+    /// connection read at most every 100 ms: each turn reads on while more is waiting, so the
+    /// burst is in within a few intervals, not one 2 KiB read per interval (over 20 s).
+    @Test func aPacedConnectionDrainsABurstInAFewIntervals() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let listener = try Connection(.address(bus.address))
+        try listener.addMatch("type='signal',interface='io.github.netactivity.Test1',member='Burst'")
+        let count = Atomic<Int>(0)
+        let all = DispatchSemaphore(value: 0)
+        listener.addFilter(for: .signal) { message in
+            guard message.isSignal("io.github.netactivity.Test1", "Burst") else { return false }
+            if count.add(1, ordering: .relaxed).newValue == 5_000 { all.signal() }
+            return true
+        }
+        let loop = try EventLoop()
+        let thread = try RunningLoop(loop)
+        defer { try? thread.stop() }
+        try thread.sync { loop.attach(listener, readingAtMostEvery: .milliseconds(100)) }
+        let emitter = try Connection(.address(bus.address))
+        let label = Value.string(String(repeating: "x", count: 40))
+        for number in 0..<5_000 as Range<UInt32> {
+            try emitter.send(
+                .signal(path: "/", interface: "io.github.netactivity.Test1", member: "Burst", arguments: [.uint32(number), label]))
+        }
+        emitter.flush()
+        try wait(all, for: "the 5,000 signals at the paced connection", seconds: 5)
+    }
+
     // MARK: - Descriptors hanging up
 
     /// The write end of a pipe whose reader closes: the action runs once, with no timer and no

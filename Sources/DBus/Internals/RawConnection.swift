@@ -120,6 +120,12 @@ struct RawConnection {
         }
     }
 
+    /// The connection's socket, nil when libdbus has none (not connected).
+    var descriptor: Int32? {
+        var fd: Int32 = -1
+        return dbus_connection_get_unix_fd(pointer, &fd) != 0 && fd >= 0 ? fd : nil
+    }
+
     /// Bytes queued for sending and not yet written to the socket.
     var outgoingSize: Int { Int(dbus_connection_get_outgoing_size(pointer)) }
 
