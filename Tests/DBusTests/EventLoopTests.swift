@@ -415,25 +415,17 @@ import Glibc
     @Test func aPacedConnectionReadsAStreamInBatchesAndLosesNothing() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
-        let listener = try Connection(.address(bus.address))
-        try listener.addMatch("type='signal',interface='io.github.netactivity.Test1',member='Tick'")
         let times = Locked<[(number: UInt32, at: ContinuousClock.Instant)]>([])
         let all = DispatchSemaphore(value: 0)
-        listener.addFilter(for: .signal) { message in
-            guard message.isSignal("io.github.netactivity.Test1", "Tick"),
-                case .uint32(let number)? = try? message.arguments().first
-            else { return false }
+        let thread = try Self.pacedListener(on: bus, hearing: "Tick", every: .milliseconds(300)) { message in
+            guard case .uint32(let number)? = try? message.arguments().first else { return }
             let count = times.withLock {
                 $0.append((number, ContinuousClock.now))
                 return $0.count
             }
             if count == 20 { all.signal() }
-            return true
         }
-        let loop = try EventLoop()
-        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
-        try thread.sync { loop.attach(listener, readingAtMostEvery: .milliseconds(300)) }
         let emitter = try Connection(.address(bus.address))
         for number in 0..<20 as Range<UInt32> {
             try emitter.send(.signal(path: "/", interface: "io.github.netactivity.Test1", member: "Tick", arguments: [.uint32(number)]))
@@ -458,19 +450,12 @@ import Glibc
     @Test func aPacedConnectionDrainsABurstInAFewIntervals() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
-        let listener = try Connection(.address(bus.address))
-        try listener.addMatch("type='signal',interface='io.github.netactivity.Test1',member='Burst'")
         let count = Atomic<Int>(0)
         let all = DispatchSemaphore(value: 0)
-        listener.addFilter(for: .signal) { message in
-            guard message.isSignal("io.github.netactivity.Test1", "Burst") else { return false }
+        let thread = try Self.pacedListener(on: bus, hearing: "Burst", every: .milliseconds(100)) { _ in
             if count.add(1, ordering: .relaxed).newValue == 5_000 { all.signal() }
-            return true
         }
-        let loop = try EventLoop()
-        let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
-        try thread.sync { loop.attach(listener, readingAtMostEvery: .milliseconds(100)) }
         let emitter = try Connection(.address(bus.address))
         let label = Value.string(String(repeating: "x", count: 40))
         for number in 0..<5_000 as Range<UInt32> {
@@ -479,6 +464,25 @@ import Glibc
         }
         emitter.flush()
         try wait(all, for: "the 5,000 signals at the paced connection", seconds: 5)
+    }
+
+    /// A connection to `bus` that hands each `member` signal of the test interface to `heard`,
+    /// attached to a loop of its own that reads it at most every `interval`; the loop keeps it.
+    private static func pacedListener(
+        on bus: PrivateBus, hearing member: MemberName, every interval: Duration,
+        _ heard: @escaping @Sendable (Message) -> Void
+    ) throws -> RunningLoop {
+        let listener = try Connection(.address(bus.address))
+        try listener.addMatch("type='signal',interface='io.github.netactivity.Test1',member='\(member)'")
+        listener.addFilter(for: .signal) { message in
+            guard message.isSignal("io.github.netactivity.Test1", member) else { return false }
+            heard(message)
+            return true
+        }
+        let loop = try EventLoop()
+        let thread = try RunningLoop(loop)
+        try thread.sync { loop.attach(listener, readingAtMostEvery: interval) }
+        return thread
     }
 
     // MARK: - Descriptors hanging up

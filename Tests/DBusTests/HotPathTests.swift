@@ -40,20 +40,43 @@ import Testing
         return Array(bytes.suffix(length))
     }
 
-    @Test func anEmptyReplyHoldsWhatLibdbusMethodReturnHolds() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let server = try Connection(.address(bus.address))
-        let caller = try Connection(.address(bus.address))
+    /// A server with reply templates and one caller, on a private bus.
+    private struct Answering {
+        let bus: PrivateBus
+        let server: Connection
+        let caller: Connection
         let replies = EmptyReplies()
-        // The second call from the same caller is answered from the template the first made.
-        for call in try Self.receivedCalls(server: server, callers: [caller, caller]) {
-            guard let madeByLibdbus = call.raw.methodReturn(), let fromTemplate = replies.reply(to: call.raw) else {
-                Issue.record("out of memory")
-                return
+
+        init() throws {
+            bus = try PrivateBus()
+            server = try Connection(.address(bus.address))
+            caller = try Connection(.address(bus.address))
+        }
+
+        /// `count` calls from the caller, each with libdbus's method return to it and the
+        /// reply from the template (the second and later from the template the first made);
+        /// nil when libdbus runs out of memory.
+        func answers(_ count: Int) throws -> [(call: Message, madeByLibdbus: Message, fromTemplate: Message)]? {
+            var answers: [(call: Message, madeByLibdbus: Message, fromTemplate: Message)] = []
+            for call in try HotPathTests.receivedCalls(server: server, callers: Array(repeating: caller, count: count)) {
+                guard let madeByLibdbus = call.raw.methodReturn(), let fromTemplate = replies.reply(to: call.raw) else {
+                    return nil
+                }
+                answers.append((call, Message(consuming: madeByLibdbus), Message(consuming: fromTemplate)))
             }
-            let expected = Message(consuming: madeByLibdbus)
-            let reply = Message(consuming: fromTemplate)
+            return answers
+        }
+    }
+
+    @Test func anEmptyReplyHoldsWhatLibdbusMethodReturnHolds() throws {
+        let answering = try Answering()
+        defer { answering.bus.stop() }
+        let caller = answering.caller
+        guard let answers = try answering.answers(2) else {
+            Issue.record("out of memory")
+            return
+        }
+        for (call, expected, reply) in answers {
             #expect(reply.kind == .methodReturn)
             #expect(reply.destination == expected.destination)
             #expect(reply.destination == caller.uniqueName)
@@ -71,19 +94,14 @@ import Testing
     /// A reply that carries values (BeginActivity's id) is the template's copy with the values
     /// appended: the same header fields and the same body as libdbus's method return with them.
     @Test func aReplyWithValuesFromTheTemplateHoldsWhatLibdbusMethodReturnHolds() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let server = try Connection(.address(bus.address))
-        let caller = try Connection(.address(bus.address))
-        let replies = EmptyReplies()
+        let answering = try Answering()
+        defer { answering.bus.stop() }
         let values: [Value] = [.uint32(7), .string("seven")]
-        for call in try Self.receivedCalls(server: server, callers: [caller, caller]) {
-            guard let madeByLibdbus = call.raw.methodReturn(), let fromTemplate = replies.reply(to: call.raw) else {
-                Issue.record("out of memory")
-                return
-            }
-            let expected = Message(consuming: madeByLibdbus)
-            let reply = Message(consuming: fromTemplate)
+        guard let answers = try answering.answers(2) else {
+            Issue.record("out of memory")
+            return
+        }
+        for (_, expected, reply) in answers {
             try expected.append(values)
             _ = try Message.append(values, to: reply.raw, signatureLength: 0)
             #expect(reply.destination == expected.destination)
@@ -94,12 +112,11 @@ import Testing
             #expect(Self.body(of: reply) == Self.body(of: expected))
         }
         // A template's copy is written to, never the template: the next reply starts empty.
-        let next = try Self.receivedCalls(server: server, callers: [caller])[0]
-        guard let empty = replies.reply(to: next.raw) else {
+        guard let next = try answering.answers(1)?.first else {
             Issue.record("out of memory")
             return
         }
-        #expect(Message(consuming: empty).signature == .empty)
+        #expect(next.fromTemplate.signature == .empty)
     }
 
     @Test func emptyRepliesReachEachOfMoreCallersThanTheTemplatesKept() throws {

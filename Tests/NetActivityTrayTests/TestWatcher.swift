@@ -23,7 +23,7 @@ final class TestWatcher: @unchecked Sendable {
     private var connection: Connection?
     private var server: ObjectServer?
     private let loop: EventLoop
-    private let finished = DispatchSemaphore(value: 0)
+    private var thread: RunningLoop?
     private let recorded = Mutex<[Registration]>([])
     /// How many `RegisterStatusNotifierItem` calls are still to be refused, as a panel that is
     /// still starting up might.
@@ -51,18 +51,7 @@ final class TestWatcher: @unchecked Sendable {
         guard reply == .primaryOwner else {
             throw BusTestError("the test watcher could not own \(StatusNotifierNames.watcher): \(reply)")
         }
-        let started = DispatchSemaphore(value: 0)
-        let finished = finished
-        loop.post { started.signal() }
-        let thread = Thread {
-            loop.run()
-            finished.signal()
-        }
-        thread.name = "test watcher"
-        thread.start()
-        guard started.wait(timeout: .now() + 10) == .success else {
-            throw BusTestError("the test watcher's event loop did not start within 10 s")
-        }
+        thread = try RunningLoop(loop, name: "test watcher")
     }
 
     deinit {
@@ -87,8 +76,8 @@ final class TestWatcher: @unchecked Sendable {
     /// Stops answering and leaves the bus: the connection is closed, so the name loses its owner.
     func stop() {
         guard connection != nil else { return }
-        loop.stop()
-        _ = finished.wait(timeout: .now() + 10)
+        try? thread?.stop()
+        thread = nil
         if let connection { loop.detach(connection) }
         server = nil
         connection = nil

@@ -114,8 +114,8 @@ func interfacesInDoc(_ markdown: String) -> [String: DescribedInterface] {
     /// property they read is declared, and no member or property name is spelled in them.
     @Test func theExtensionReadsOnlyDeclaredPropertiesAndSpellsNoName() throws {
         let declared = [
-            "MAIN_PROPERTIES": Set(NetActivityInterface.descriptor.properties.map { Self.key($0.name.rawValue) }),
-            "ACTIVITY_PROPERTIES": Set(ActivityObjectInterface.descriptor.properties.map { Self.key($0.name.rawValue) }),
+            "MAIN_PROPERTIES": Set(NetActivityInterface.descriptor.properties.map { GJSDeclaration.key($0.name.rawValue) }),
+            "ACTIVITY_PROPERTIES": Set(ActivityObjectInterface.descriptor.properties.map { GJSDeclaration.key($0.name.rawValue) }),
         ]
         let names = Set(
             declaredInterfaces.flatMap { $0.methods.map(\.name.rawValue) + $0.properties.map(\.name.rawValue) })
@@ -138,9 +138,6 @@ func interfacesInDoc(_ markdown: String) -> [String: DescribedInterface] {
         }
         #expect(read >= 10, "the extension reads its properties through interface.js")
     }
-
-    /// A property's name as interface.js keys it.
-    private static func key(_ name: String) -> String { name.prefix(1).lowercased() + name.dropFirst() }
 
     @Test func theDocIsReadAsExpected() {
         let interfaces = interfacesInDoc(doc)

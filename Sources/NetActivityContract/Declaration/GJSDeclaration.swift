@@ -34,8 +34,9 @@ public enum GJSDeclaration {
         return script
     }
 
-    /// The property's name with its first letter lowercase, as JavaScript names members.
-    static func key(_ name: String) -> String {
+    /// The property's name with its first letter lowercase, as JavaScript names members: the
+    /// key under which the script declares it.
+    public static func key(_ name: String) -> String {
         name.prefix(1).lowercased() + name.dropFirst()
     }
 
