@@ -58,6 +58,10 @@ struct PackageKitHostileInputTests {
         try waitUntil("the hostile owner to be done") { hostile.stdoutText.contains("done") }
         try bridge.waitUntilNoActivity("the transaction to end with its owner gone")
         #expect(bridge.process.isRunning, "\(bridge.process.stderrText)")
+        // The pipe is read on a thread of the test's own, which may still be behind the bridge.
+        try waitUntil("the bridge to say it cut the flood: \(bridge.process.stderrText)") {
+            bridge.process.stderrText.contains("more than 64")
+        }
         let lines = bridge.process.stderrText.split(separator: "\n").filter { $0.contains("more than 64") }
         #expect(lines.count == 1, "\(bridge.process.stderrText)")
         let resident = try residentSetSize(of: bridge.process.pid)
