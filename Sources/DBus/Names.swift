@@ -57,15 +57,34 @@ public struct ObjectPath: ValidatedName {
 
     /// The path one level up and this path's last element; nil for `/`.
     public var parentAndName: (parent: ObjectPath, name: Substring)? {
-        guard let slash = rawValue.lastIndex(of: "/"), rawValue != "/" else { return nil }
+        // Bytes, not characters, here and below: a path is ASCII, and each call on the object
+        // server's way (every activity's signals) would run the grapheme breaker or build a
+        // string to compare.
+        let utf8 = rawValue.utf8
+        guard utf8.count > 1, let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
         let parent = slash == rawValue.startIndex ? "/" : String(rawValue[..<slash])
-        return (ObjectPath(unchecked: parent), rawValue[rawValue.index(after: slash)...])
+        return (ObjectPath(unchecked: parent), rawValue[utf8.index(after: slash)...])
     }
 
     /// Whether `self` lies strictly below `ancestor`.
     public func isDescendant(of ancestor: ObjectPath) -> Bool {
-        if ancestor == .root { return self != .root }
-        return rawValue.hasPrefix(ancestor.rawValue + "/")
+        rawValue.withBytes { path in
+            ancestor.rawValue.withBytes { prefix in
+                if prefix.count == 1 { return path.count > 1 }
+                return path.count > prefix.count && path[prefix.count] == UInt8(ascii: "/")
+                    && UnsafeBufferPointer(rebasing: path[..<prefix.count]).elementsEqual(prefix)
+            }
+        }
+    }
+}
+
+extension String {
+    /// `body` run on the string's UTF-8 bytes, in place where they are contiguous (as a native
+    /// string's are).
+    fileprivate func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = self
+        return copy.withUTF8(body)
     }
 }
 

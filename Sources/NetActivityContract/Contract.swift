@@ -22,14 +22,35 @@ public enum NetActivityBus {
 
     /// The object path of activity `id`: `…/activity/ID` in decimal.
     public static func activityPath(_ id: UInt32) -> ObjectPath {
-        ObjectPath(unchecked: activitiesPath.rawValue + "/" + String(id))
+        // Written byte by byte: every BeginActivity and EndActivity names its object, and two
+        // concatenations and an integer's description cost several times this.
+        var digits = id
+        var count = 1
+        while digits >= 10 {
+            digits /= 10
+            count += 1
+        }
+        let prefix = activityPathPrefix.utf8
+        let path = String(unsafeUninitializedCapacity: prefix.count + count) { buffer in
+            var end = buffer.initialize(fromContentsOf: prefix) + count
+            var rest = id
+            repeat {
+                end -= 1
+                buffer[end] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            return prefix.count + count
+        }
+        return ObjectPath(unchecked: path)
     }
+
+    /// `activitiesPath` and the slash before an activity's id.
+    private static let activityPathPrefix = activitiesPath.rawValue + "/"
 
     /// The activity id an object path names, or nil if it is not an activity object's path.
     public static func activityID(at path: String) -> UInt32? {
-        let prefix = activitiesPath.rawValue + "/"
-        guard path.hasPrefix(prefix) else { return nil }
-        return activityID(named: path.dropFirst(prefix.count))
+        guard path.hasPrefix(activityPathPrefix) else { return nil }
+        return activityID(named: path.dropFirst(activityPathPrefix.count))
     }
 
     /// The activity id an activity object's last path element names (`7` for

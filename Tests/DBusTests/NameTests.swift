@@ -35,6 +35,22 @@ import Testing
         #expect(!path.isDescendant(of: "/io/git"))
         #expect(!ObjectPath.root.isDescendant(of: .root))
         #expect(!ObjectPath("/io").isDescendant(of: path))
+        #expect(ObjectPath("/a").isDescendant(of: .root))
+        #expect(!ObjectPath("/ab").isDescendant(of: "/a"))
+        // Longer than the 15 bytes a string keeps inline.
+        let long = ObjectPath(unchecked: "/io/github/netactivity/NetActivity1/activity/4294967295")
+        #expect(long.isDescendant(of: "/io/github/netactivity/NetActivity1/activity"))
+        #expect(!long.isDescendant(of: "/io/github/netactivity/NetActivity1/activit"))
+        #expect(!ObjectPath("/io/github/netactivity/NetActivity1").isDescendant(of: long))
+    }
+
+    @Test func objectPathParentAndName() {
+        #expect(ObjectPath.root.parentAndName == nil)
+        #expect(ObjectPath("/a").parentAndName.map { ($0.parent.rawValue, String($0.name)) } ?? ("", "") == ("/", "a"))
+        let activity: ObjectPath = "/io/github/netactivity/NetActivity1/activity/17"
+        #expect(
+            activity.parentAndName.map { ($0.parent.rawValue, String($0.name)) } ?? ("", "")
+                == ("/io/github/netactivity/NetActivity1/activity", "17"))
     }
 
     // MARK: - Bus names

@@ -32,6 +32,15 @@ import Glibc
         throw BusTestError("no reply to \(member)")
     }
 
+    @Test(arguments: [0, 7, 9, 10, 99, 100, 65_536, 1_000_000_000, UInt32.max] as [UInt32])
+    func activityPathsNameTheIdInDecimal(_ id: UInt32) {
+        let path = NetActivityBus.activityPath(id)
+        #expect(path.rawValue == NetActivityBus.activitiesPath.rawValue + "/" + String(id))
+        #expect(ObjectPath.isValid(path.rawValue))
+        #expect(NetActivityBus.activityID(at: path.rawValue) == (id == 0 ? nil : id))
+        #expect(path.isDescendant(of: NetActivityBus.activitiesPath))
+    }
+
     @Test func interfacesAddedAndRemovedComeBeforeTheReplies() throws {
         let service = try ServiceDaemon(["--throttle-ms", "50"])
         let client = try service.probe()
