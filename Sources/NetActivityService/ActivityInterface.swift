@@ -52,15 +52,20 @@ extension Service {
                 },
             ],
             properties: [
-                announced.bind(Main.active, when: { $0.active != nil }) { [unowned self] in indicator.ledger.isActive },
-                announced.bind(Main.visible, when: { $0.visible != nil }) { [unowned self] in indicator.isVisible },
-                announced.bind(Main.count, when: { $0.count != nil }) { [unowned self] in indicator.ledger.count },
-                announced.bind(Main.progress, when: { $0.progress != nil }) { [unowned self] in
-                    indicator.ledger.progress
+                // Each read in place (`reading`): every change signal calls these getters.
+                announced.bind(Main.active, when: { $0.active != nil }) { [unowned self] in
+                    reading { $0.ledger.isActive }
                 },
-                announced.bind(Main.rate, when: { $0.rate != nil }) { [unowned self] in indicator.ledger.rate },
-                announced.bind(Main.activities, when: \.activitiesChanged) { [unowned self] in
-                    indicator.ledger.activities.map(Self.entry)
+                announced.bind(Main.visible, when: { $0.visible != nil }) { [unowned self] in
+                    reading { $0.isVisible }
+                },
+                announced.bind(Main.count, when: { $0.count != nil }) { [unowned self] in reading { $0.ledger.count } },
+                announced.bind(Main.progress, when: { $0.progress != nil }) { [unowned self] in
+                    reading { $0.ledger.progress }
+                },
+                announced.bind(Main.rate, when: { $0.rate != nil }) { [unowned self] in reading { $0.ledger.rate } },
+                announced.bind(Main.activities, when: { $0.activitiesChanged }) { [unowned self] in
+                    reading { $0.ledger.activities.map(Self.entry) }
                 },
                 Main.version.bind { NetActivityBus.version },
                 Main.interfaceVersion.bind { NetActivityBus.interfaceVersion },

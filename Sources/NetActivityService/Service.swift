@@ -258,7 +258,7 @@ public final class Service {
     /// itself gets a copy of it (a retain and a release of each array and dictionary inside),
     /// as the compiler cannot see that the getter leaves this object alone; lent inout, it is
     /// read in place.
-    private func reading<Value>(_ read: (inout Indicator) -> Value) -> Value { read(&indicator) }
+    func reading<Value>(_ read: (inout Indicator) -> Value) -> Value { read(&indicator) }
 
     /// Holds throttled signals back while the bus has not taken what is already queued.
     private func noteBacklog() {
