@@ -51,6 +51,8 @@ struct WatchFigures {
     var floorCPUPerSignal: Double?
     /// Median over alternating windows of the two's CPU per signal.
     var floorRatio: Double?
+    /// The fewest signals any of those windows brought, Swift's or C's.
+    var fewestSignals: Int
 }
 
 /// `UpdateActivity` windows against a service, each beside one against its reference.
@@ -84,6 +86,10 @@ enum Scale {
     static let inFlight = 32
     static let label = String(repeating: "x", count: NetActivityBus.Limits.labelBytes)
     static let windowMilliseconds: UInt64 = 300
+    /// The fewest signals a watcher's CPU per signal is taken over, and the most seconds of
+    /// updates spent reaching them.
+    static let followedSignals = 2_000
+    static let followedSeconds = 5
 
     static func measure(
         service path: String, cli: String, watcherFloor: String?, on bus: Bus, rounds: Int, wrapper: [String]
@@ -247,7 +253,7 @@ enum Scale {
             let peak = Memory.sample(watch.pid).peak
             var figures = WatchFigures(
                 peakKiB: peak, cpuShare: Double(cpu) / Double(max(window.nanoseconds, 1)),
-                cpuPerSignal: Self.perSignal(cpu, window))
+                cpuPerSignal: Self.perSignal(cpu, window), fewestSignals: window.watcherSignals)
             guard let floor else { return figures }
             watch.stop()
             // Alternating windows, one watcher at a time, as the throughput rows do.
@@ -261,12 +267,14 @@ enum Scale {
                     try settle(again, "netactivity watch exited")
                     let (window, cpu) = try followed(by: again)
                     swiftFigures.append(Self.perSignal(cpu, window))
+                    figures.fewestSignals = min(figures.fewestSignals, window.watcherSignals)
                 }
                 let cWatcher = try Child(floor, ["--address", bus.address])
                 defer { cWatcher.stop() }
                 try settle(cWatcher, "the C watcher exited: is \(floor) built?")
                 let (floorWindow, floorCPU) = try followed(by: cWatcher)
                 floorFigures.append(Self.perSignal(floorCPU, floorWindow))
+                figures.fewestSignals = min(figures.fewestSignals, floorWindow.watcherSignals)
                 ratios.append(swiftFigures[round] / max(floorFigures[round], 1e-9))
             }
             figures.cpuPerSignal = Scale.median(swiftFigures)
@@ -288,13 +296,25 @@ enum Scale {
             guard watcher.isRunning else { throw BenchError(failure) }
         }
 
-        /// A second of updates to each activity in turn, and `watcher`'s CPU over it.
+        /// Seconds of updates to each activity in turn, until the signals they brought number
+        /// `Scale.followedSignals` (at most `Scale.followedSeconds`), and `watcher`'s CPU over
+        /// them. On a busy host one second may bring only a few signals, when the bus falls
+        /// behind and the service holds its throttled ones back: a figure per signal over so
+        /// few is mostly the watcher's fixed costs.
         private func followed(by watcher: Child) throws(BenchError) -> (Window, UInt64) {
             let cpuBefore = ProcessStats.sample(watcher.pid).cpuNanoseconds
-            let window = try window(.everyActivityInTurn, milliseconds: 1_000)
+            var followed = try window(.everyActivityInTurn, milliseconds: 1_000)
+            for _ in 1..<Scale.followedSeconds where followed.watcherSignals < Scale.followedSignals {
+                let more = try window(.everyActivityInTurn, milliseconds: 1_000)
+                followed.updates += more.updates
+                followed.nanoseconds += more.nanoseconds
+                followed.serviceCPU += more.serviceCPU
+                followed.watcherBytes += more.watcherBytes
+                followed.watcherSignals += more.watcherSignals
+            }
             // The last signals are still in the watcher's queue when the window ends.
             Clock.sleep(milliseconds: 100)
-            return (window, ProcessStats.sample(watcher.pid).cpuNanoseconds - cpuBefore)
+            return (followed, ProcessStats.sample(watcher.pid).cpuNanoseconds - cpuBefore)
         }
 
         private static func perSignal(_ cpu: UInt64, _ window: Window) -> Double {
