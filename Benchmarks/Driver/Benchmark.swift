@@ -47,11 +47,12 @@ struct Benchmark {
             let serviceFirst = round % 2 == 0
             progress("round \(round + 1)/\(options.rounds)")
             for (index, item) in cases.enumerated() {
-                // Pipelined rows swing most from window to window (three busy processes on two
-                // CPUs, placed anew for every window): they get a second pair per round, in the
-                // other order (service, floor, floor, service), for twice the samples.
+                // Rows on two CPUs swing most from window to window (busy processes placed anew
+                // for every window, a wake-up crossing to the other CPU or not): they get a second
+                // pair per round, in the other order (service, floor, floor, service), for twice
+                // the samples. On one CPU every placement is the same.
                 let pair = serviceFirst ? [item.service, item.floor] : [item.floor, item.service]
-                let order = item.inFlight > 1 ? pair + pair.reversed() : pair
+                let order = item.oneCPU ? pair : pair + pair.reversed()
                 for contender in order {
                     let result = try item.measure(
                         contender, on: bus, warmup: warmup, window: window, wrapper: options.wrapper)

@@ -47,7 +47,7 @@ struct Options {
           --floor PATH            c-floor binary (default .build/bench/c-floor; built
                                   from Benchmarks/floor/c-floor.c with cc when missing)
           --rounds N              rounds per comparison, median reported (default 11;
-                                  32-in-flight rows measure two pairs a round)
+                                  rows on two CPUs measure two pairs a round)
           --window-ms N           measured window per contender and round (default 400)
           --warmup-ms N           warm-up before each window (default 100)
           --latency-samples N     signal latency samples per contender and round (default 200)

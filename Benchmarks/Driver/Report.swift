@@ -26,7 +26,7 @@ struct Report {
                 if figure.errors > 0 { say("warning: \(figure.errors) error replies in \(item.name)") }
             }
             say("")
-            say("Throughput: netactivityd against its floor (medians; ratio = service/floor per pair of adjacent windows, median; 32 in flight: two pairs a round)")
+            say("Throughput: netactivityd against its floor (medians; ratio = service/floor per pair of adjacent windows, median; two CPUs: two pairs a round)")
             say(table.text)
             say("goal: ratio ≥ 0.95 and CPU ratio ≤ 1.5 (UpdateActivity against version 2: CPU ratio ≤ 1.1); "
                 + "bus µs/call and signals/call: service / floor")
