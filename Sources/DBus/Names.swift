@@ -68,23 +68,13 @@ public struct ObjectPath: ValidatedName {
 
     /// Whether `self` lies strictly below `ancestor`.
     public func isDescendant(of ancestor: ObjectPath) -> Bool {
-        rawValue.withBytes { path in
-            ancestor.rawValue.withBytes { prefix in
+        rawValue.withUTF8Bytes { path in
+            ancestor.rawValue.withUTF8Bytes { prefix in
                 if prefix.count == 1 { return path.count > 1 }
                 return path.count > prefix.count && path[prefix.count] == UInt8(ascii: "/")
                     && UnsafeBufferPointer(rebasing: path[..<prefix.count]).elementsEqual(prefix)
             }
         }
-    }
-}
-
-extension String {
-    /// `body` run on the string's UTF-8 bytes, in place where they are contiguous (as a native
-    /// string's are).
-    fileprivate func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
-        var copy = self
-        return copy.withUTF8(body)
     }
 }
 

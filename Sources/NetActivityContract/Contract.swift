@@ -22,26 +22,9 @@ public enum NetActivityBus {
 
     /// The object path of activity `id`: `…/activity/ID` in decimal.
     public static func activityPath(_ id: UInt32) -> ObjectPath {
-        // Written byte by byte: every BeginActivity and EndActivity names its object, and two
-        // concatenations and an integer's description cost several times this.
-        var digits = id
-        var count = 1
-        while digits >= 10 {
-            digits /= 10
-            count += 1
-        }
-        let prefix = activityPathPrefix.utf8
-        let path = String(unsafeUninitializedCapacity: prefix.count + count) { buffer in
-            var end = buffer.initialize(fromContentsOf: prefix) + count
-            var rest = id
-            repeat {
-                end -= 1
-                buffer[end] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            return prefix.count + count
-        }
-        return ObjectPath(unchecked: path)
+        // One concatenation onto a prefix made once: every BeginActivity and EndActivity names
+        // its object.
+        ObjectPath(unchecked: activityPathPrefix + String(id))
     }
 
     /// `activitiesPath` and the slash before an activity's id.

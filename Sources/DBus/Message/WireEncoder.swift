@@ -160,7 +160,7 @@ struct WireEncoder {
 
     private mutating func appendString(_ text: String) {
         pad(to: 4)
-        Self.withUTF8(text) { utf8 in
+        text.withUTF8Bytes { utf8 in
             write(UInt32(utf8.count))
             write(UnsafeRawBufferPointer(utf8))
         }
@@ -168,18 +168,11 @@ struct WireEncoder {
     }
 
     private mutating func appendSignature(_ text: String) {
-        Self.withUTF8(text) { utf8 in
+        text.withUTF8Bytes { utf8 in
             write(UInt8(truncatingIfNeeded: utf8.count))
             write(UnsafeRawBufferPointer(utf8))
         }
         write(UInt8(0))
-    }
-
-    /// `text`'s UTF-8 without copying it when, as almost always, it is stored contiguously.
-    private static func withUTF8(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
-        if text.utf8.withContiguousStorageIfAvailable(body) == nil {
-            Array(text.utf8).withUnsafeBufferPointer(body)
-        }
     }
 
     // MARK: - The buffer
@@ -261,5 +254,14 @@ struct WireEncoder {
         case UInt8(ascii: "x"), UInt8(ascii: "t"), UInt8(ascii: "d"), UInt8(ascii: "("), UInt8(ascii: "{"): 8
         default: 4
         }
+    }
+}
+
+extension String {
+    /// `body` run on the string's UTF-8, without copying it when, as almost always, it is stored
+    /// contiguously (a native string's is).
+    func withUTF8Bytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(utf8).withUnsafeBufferPointer(body)
     }
 }
