@@ -89,7 +89,7 @@ public final class NetActivityClient: Sendable {
         problems: @escaping @Sendable (String) -> Void = NetActivityClient.logToStandardError
     ) {
         self.problems = problems
-        handle = try? SessionHandle(bus: bus.busAddress, loop: loop, problems: problems)
+        handle = SessionHandle(bus: bus.busAddress, loop: loop, problems: problems)
     }
 
     // MARK: - Push and pop

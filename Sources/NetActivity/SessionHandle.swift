@@ -5,9 +5,20 @@ final class SessionHandle: Sendable {
     private let thread: LoopThread
     private let session: LoopBound<ReportingSession>
 
-    /// - Parameter loop: the app's own loop to work on, or nil for a thread of the session's own.
-    init(bus: BusAddress, loop: EventLoop? = nil, problems: @escaping @Sendable (String) -> Void) throws(BusError) {
-        thread = if let loop { LoopThread(sharing: loop) } else { try LoopThread() }
+    /// A session on a thread of its own.
+    ///
+    /// - Throws: `BusError` when that thread cannot be started.
+    convenience init(bus: BusAddress, problems: @escaping @Sendable (String) -> Void) throws(BusError) {
+        self.init(bus: bus, thread: try LoopThread(), problems: problems)
+    }
+
+    /// A session on `loop`, the app's own loop, which the app runs.
+    convenience init(bus: BusAddress, loop: EventLoop, problems: @escaping @Sendable (String) -> Void) {
+        self.init(bus: bus, thread: LoopThread(sharing: loop), problems: problems)
+    }
+
+    private init(bus: BusAddress, thread: LoopThread, problems: @escaping @Sendable (String) -> Void) {
+        self.thread = thread
         session = LoopBound(ReportingSession(bus: bus, loop: thread.loop, problems: problems), on: thread)
     }
 
