@@ -71,7 +71,7 @@ public final class NetActivityClient: Sendable {
     public init(bus: Bus = .session, problems: @escaping @Sendable (String) -> Void = NetActivityClient.logToStandardError) {
         self.problems = problems
         do {
-            handle = try SessionHandle(bus: bus.busAddress, problems: problems)
+            handle = SessionHandle(bus: bus.busAddress, thread: try LoopThread(), problems: problems)
         } catch {
             problems("cannot start the reporting thread: \(error.message)")
             handle = nil
@@ -89,7 +89,7 @@ public final class NetActivityClient: Sendable {
         problems: @escaping @Sendable (String) -> Void = NetActivityClient.logToStandardError
     ) {
         self.problems = problems
-        handle = SessionHandle(bus: bus.busAddress, loop: loop, problems: problems)
+        handle = SessionHandle(bus: bus.busAddress, thread: LoopThread(sharing: loop), problems: problems)
     }
 
     // MARK: - Push and pop
