@@ -122,11 +122,11 @@ struct Report {
             say("Scale: holding 1 to 65,536 live activities (256-byte labels, 1,024 a connection)")
             say(holding.text)
             say("goals at 65,536: begin all < 15 s; RSS < 96 MiB; GetManagedObjects < 1 s; release < 100 ms")
-            say("watch: `netactivity watch --format waybar` started with them live; CPU while each is updated in turn "
-                + "for 1 s, in % of a core; its CPU per signal against the C watcher's (Benchmarks/floor/c-watcher.c, "
-                + "which decodes the same signals into a table), alternating windows of 1 s, or up to "
-                + "\(Scale.followedSeconds) s until they bring \(Scale.followedSignals) signals (fewest: the least any "
-                + "window brought), median of 3 ratios; goal ≤ 2")
+            say("watch: `netactivity watch --format waybar` started with them live; CPU while each is updated in turn, "
+                + "in % of a core, over a window of 1 s, or up to \(Scale.followedSeconds) s until it brings "
+                + "\(Scale.followedSignals) signals (fewest: the least any window brought); its CPU per signal against "
+                + "the C watcher's (Benchmarks/floor/c-watcher.c, which decodes the same signals into a table), "
+                + "alternating windows, median of 3 ratios; goal ≤ 2")
             say("")
             say("Scale: UpdateActivity with them live (32 in flight from each owner, one watcher of every signal; "
                 + "\(Scale.windowMilliseconds) ms windows, each beside one against a reference service that sends as many "
