@@ -16,12 +16,20 @@
  * checks of arguments or ids, no introspection.
  *
  *   c-floor [--address ADDR]     (default: the session bus)
+ *   c-floor --time-signals [N]   (no bus: the cost of making each of its three signals)
+ *
+ * --time-signals makes each signal N times (default 200,000) through libdbus's type writer, as
+ * the floor does when serving, and N times from its bytes through dbus_message_demarshal plus
+ * the copy that lets a connection number it, as netactivityd does (its own encoder writes the
+ * same bytes), and prints microseconds per signal for both (docs/benchmarks.md).
  *
  * Build: cc -O2 c-floor.c $(pkg-config --cflags --libs dbus-1)
  */
 #include <dbus/dbus.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NAME "io.github.netactivity.NetActivity1"
@@ -35,14 +43,14 @@ static unsigned long counter;      /* Count: pushes not popped plus live activit
 static dbus_uint32_t next_id = 1;
 
 /* PropertiesChanged(INTERFACE, {"Active": <active>}, []) */
-static void emit_active(DBusConnection *connection, dbus_bool_t active)
+static DBusMessage *make_active(dbus_bool_t active)
 {
     DBusMessage *signal = dbus_message_new_signal(PATH, DBUS_INTERFACE_PROPERTIES, "PropertiesChanged");
     DBusMessageIter iter, dict, entry, variant, invalidated;
     const char *interface = INTERFACE, *key = "Active";
 
     if (signal == NULL)
-        return;
+        return NULL;
     dbus_message_iter_init_append(signal, &iter);
     dbus_message_iter_append_basic(&iter, DBUS_TYPE_STRING, &interface);
     dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &dict);
@@ -55,8 +63,7 @@ static void emit_active(DBusConnection *connection, dbus_bool_t active)
     dbus_message_iter_close_container(&iter, &dict);
     dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "s", &invalidated);
     dbus_message_iter_close_container(&iter, &invalidated);
-    dbus_connection_send(connection, signal, NULL);
-    dbus_message_unref(signal);
+    return signal;
 }
 
 static void append_entry(DBusMessageIter *dict, const char *key, int type, const void *value)
@@ -73,20 +80,21 @@ static void append_entry(DBusMessageIter *dict, const char *key, int type, const
 }
 
 /* InterfacesAdded(PATH/activity/ID, {ACTIVITY_INTERFACE: {Id, Label, Owner, Started, ...}}) */
-static void emit_added(DBusConnection *connection, DBusMessage *call, dbus_uint32_t id)
+static DBusMessage *make_added(const char *label, const char *owner, dbus_uint32_t id)
 {
     DBusMessage *signal = dbus_message_new_signal(PATH, OBJECT_MANAGER, "InterfacesAdded");
     DBusMessageIter iter, interfaces, entry, properties;
     char path[96];
-    const char *object = path, *interface = ACTIVITY_INTERFACE, *label = "", *owner = dbus_message_get_sender(call);
+    const char *object = path, *interface = ACTIVITY_INTERFACE;
     const char *application = "", *kind = "other";
     dbus_uint64_t started = 0, zero = 0;
     double unknown_fraction = -1.0, no_rate = 0.0;
     dbus_uint32_t unknown = 0xFFFFFFFF;
 
     if (signal == NULL)
-        return;
-    dbus_message_get_args(call, NULL, DBUS_TYPE_STRING, &label, DBUS_TYPE_INVALID);
+        return NULL;
+    if (owner == NULL)
+        owner = "";
     snprintf(path, sizeof path, PATH "/activity/%u", id);
     dbus_message_iter_init_append(signal, &iter);
     dbus_message_iter_append_basic(&iter, DBUS_TYPE_OBJECT_PATH, &object);
@@ -111,28 +119,32 @@ static void emit_added(DBusConnection *connection, DBusMessage *call, dbus_uint3
     dbus_message_iter_close_container(&entry, &properties);
     dbus_message_iter_close_container(&interfaces, &entry);
     dbus_message_iter_close_container(&iter, &interfaces);
-    dbus_connection_send(connection, signal, NULL);
-    dbus_message_unref(signal);
+    return signal;
 }
 
 /* InterfacesRemoved(PATH/activity/ID, [ACTIVITY_INTERFACE]) */
-static void emit_removed(DBusConnection *connection, DBusMessage *call)
+static DBusMessage *make_removed(dbus_uint32_t id)
 {
     DBusMessage *signal = dbus_message_new_signal(PATH, OBJECT_MANAGER, "InterfacesRemoved");
     DBusMessageIter iter, interfaces;
     char path[96];
     const char *object = path, *interface = ACTIVITY_INTERFACE;
-    dbus_uint32_t id = 0;
 
     if (signal == NULL)
-        return;
-    dbus_message_get_args(call, NULL, DBUS_TYPE_UINT32, &id, DBUS_TYPE_INVALID);
+        return NULL;
     snprintf(path, sizeof path, PATH "/activity/%u", id);
     dbus_message_iter_init_append(signal, &iter);
     dbus_message_iter_append_basic(&iter, DBUS_TYPE_OBJECT_PATH, &object);
     dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "s", &interfaces);
     dbus_message_iter_append_basic(&interfaces, DBUS_TYPE_STRING, &interface);
     dbus_message_iter_close_container(&iter, &interfaces);
+    return signal;
+}
+
+static void send_signal(DBusConnection *connection, DBusMessage *signal)
+{
+    if (signal == NULL)
+        return;
     dbus_connection_send(connection, signal, NULL);
     dbus_message_unref(signal);
 }
@@ -157,17 +169,23 @@ static DBusHandlerResult filter(DBusConnection *connection, DBusMessage *message
         dbus_uint32_t id = 0;
 
         if (begins) {
+            const char *label = "";
+
             id = next_id++;
-            emit_added(connection, message, id);
+            dbus_message_get_args(message, NULL, DBUS_TYPE_STRING, &label, DBUS_TYPE_INVALID);
+            send_signal(connection, make_added(label, dbus_message_get_sender(message), id));
         } else if (ends) {
-            emit_removed(connection, message);
+            dbus_uint32_t ended = 0;
+
+            dbus_message_get_args(message, NULL, DBUS_TYPE_UINT32, &ended, DBUS_TYPE_INVALID);
+            send_signal(connection, make_removed(ended));
         }
         if (begins || dbus_message_is_method_call(message, INTERFACE, "Push")) {
             if (counter++ == 0)
-                emit_active(connection, TRUE);
+                send_signal(connection, make_active(TRUE));
         } else if (dbus_message_is_method_call(message, INTERFACE, "Pop") || ends) {
             if (counter > 0 && --counter == 0)
-                emit_active(connection, FALSE);
+                send_signal(connection, make_active(FALSE));
         }
         reply = dbus_message_new_method_return(message);
         if (reply != NULL && begins) {
@@ -185,12 +203,90 @@ static DBusHandlerResult filter(DBusConnection *connection, DBusMessage *message
     return DBUS_HANDLER_RESULT_HANDLED;
 }
 
+static double seconds(void)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+/* Which of the three signals a timing makes; the id and flag vary as when serving. */
+static DBusMessage *make_signal(int which, unsigned i)
+{
+    switch (which) {
+    case 0: return make_added("download", ":1.23", i + 1);
+    case 1: return make_removed(i + 1);
+    default: return make_active(i & 1);
+    }
+}
+
+/* Each signal made n times through the type writer and n times from its bytes, the second as
+ * netactivityd makes its own: dbus_message_demarshal validates them, and the copy has serial 0
+ * so that a connection numbers it. The alternation of two rounds shows the spread. */
+static int time_signals(unsigned n)
+{
+    static const char *const names[] = {"InterfacesAdded", "InterfacesRemoved", "PropertiesChanged (Active)"};
+
+    printf("%-28s %7s %18s %22s\n", "signal", "bytes", "type writer, µs", "demarshal + copy, µs");
+    for (int which = 0; which < 3; which++) {
+        double writer[2], demarshal[2];
+        DBusMessage *model = make_signal(which, 6);
+        char *bytes = NULL;
+        int length = 0;
+        DBusError error;
+
+        dbus_error_init(&error);
+        if (model == NULL)
+            return 1;
+        dbus_message_set_serial(model, 1);
+        if (!dbus_message_marshal(model, &bytes, &length))
+            return 1;
+        for (int round = 0; round < 2; round++) {
+            double start = seconds();
+            for (unsigned i = 0; i < n; i++)
+                dbus_message_unref(make_signal(which, i));
+            writer[round] = (seconds() - start) / n * 1e6;
+            start = seconds();
+            for (unsigned i = 0; i < n; i++) {
+                DBusMessage *parsed = dbus_message_demarshal(bytes, length, &error);
+                DBusMessage *copy;
+
+                if (parsed == NULL) {
+                    fprintf(stderr, "c-floor: %s\n", error.message);
+                    return 1;
+                }
+                copy = dbus_message_copy(parsed);
+                dbus_message_unref(parsed);
+                if (copy == NULL)
+                    return 1;
+                dbus_message_unref(copy);
+            }
+            demarshal[round] = (seconds() - start) / n * 1e6;
+        }
+        printf("%-28s %7d %9.2f / %-6.2f %13.2f / %-6.2f\n", names[which], length, writer[0], writer[1],
+               demarshal[0], demarshal[1]);
+        dbus_free(bytes);
+        dbus_message_unref(model);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     DBusError error;
     DBusConnection *connection;
     int owned;
 
+    if (argc >= 2 && strcmp(argv[1], "--time-signals") == 0) {
+        long n = argc == 3 ? strtol(argv[2], NULL, 10) : 200000;
+
+        if (argc > 3 || n <= 0) {
+            fprintf(stderr, "usage: c-floor --time-signals [N]\n");
+            return 2;
+        }
+        return time_signals((unsigned)n);
+    }
     dbus_error_init(&error);
     if (argc == 3 && strcmp(argv[1], "--address") == 0) {
         connection = dbus_connection_open_private(argv[2], &error);
@@ -201,7 +297,7 @@ int main(int argc, char **argv)
     } else if (argc == 1) {
         connection = dbus_bus_get_private(DBUS_BUS_SESSION, &error);
     } else {
-        fprintf(stderr, "usage: c-floor [--address ADDR]\n");
+        fprintf(stderr, "usage: c-floor [--address ADDR] | --time-signals [N]\n");
         return 2;
     }
     if (connection == NULL) {
