@@ -144,7 +144,8 @@ bench-deps:
 	@scripts/install-deps.sh bench
 
 ## Builds release netactivityd (default and -static-stdlib), netactivity, the driver and the
-## C floor, then runs the driver on private dbus-daemons: about 4 minutes.
+## C floor, prints what c-floor's signals cost to make (no bus), then runs the driver on private
+## dbus-daemons: about 7 minutes.
 bench: deps bench-deps
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product netactivityd
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product netactivity-bench
@@ -160,6 +161,7 @@ bench: deps bench-deps
 	fi
 	mkdir -p .build/bench
 	cc -O2 -Wall -o .build/bench/c-floor Benchmarks/floor/c-floor.c $$(pkg-config --cflags --libs dbus-1)
+	.build/bench/c-floor --time-signals 50000 # what making each signal costs, without a bus (docs/benchmarks.md)
 	@$(SWIFT) --version 2>&1 | sed -n 1p # not head: under pipefail its early exit would fail the recipe
 	bin=$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path); \
 	static=$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --scratch-path $(BENCH_STATIC_SCRATCH) --show-bin-path); \
