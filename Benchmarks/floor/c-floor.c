@@ -279,9 +279,10 @@ int main(int argc, char **argv)
     int owned;
 
     if (argc >= 2 && strcmp(argv[1], "--time-signals") == 0) {
-        long n = argc == 3 ? strtol(argv[2], NULL, 10) : 200000;
+        char *end = "";
+        long n = argc == 3 ? strtol(argv[2], &end, 10) : 200000;
 
-        if (argc > 3 || n <= 0) {
+        if (argc > 3 || *end != '\0' || n <= 0 || n > 100000000) {
             fprintf(stderr, "usage: c-floor --time-signals [N]\n");
             return 2;
         }

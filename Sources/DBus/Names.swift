@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// A string that names something on the bus and has been checked against the D-Bus
 /// specification's grammar for that kind of name.
@@ -76,10 +71,9 @@ public struct ObjectPath: ValidatedName {
         rawValue.withUTF8Bytes { path in
             ancestor.rawValue.withUTF8Bytes { prefix in
                 if prefix.count == 1 { return path.count > 1 }
-                // memcmp rather than `elementsEqual`, which walks both buffers byte by byte
-                // through their iterators: every activity's signals ask this of the manager's path.
                 return path.count > prefix.count && path[prefix.count] == UInt8(ascii: "/")
-                    && memcmp(path.baseAddress!, prefix.baseAddress!, prefix.count) == 0
+                    && UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: path[..<prefix.count]))
+                        .holdsSameBytes(as: UnsafeRawBufferPointer(prefix))
             }
         }
     }

@@ -265,3 +265,11 @@ extension String {
         return Array(utf8).withUnsafeBufferPointer(body)
     }
 }
+
+extension UnsafeRawBufferPointer {
+    /// Whether `other` holds the same bytes: one memcmp, where `elementsEqual` would walk both
+    /// through their iterators byte by byte (on every activity's signals, for object paths).
+    func holdsSameBytes(as other: UnsafeRawBufferPointer) -> Bool {
+        count == other.count && (count == 0 || memcmp(baseAddress!, other.baseAddress!, count) == 0)
+    }
+}

@@ -236,7 +236,8 @@ final class SignalBuilder {
             guard wire.load(UInt32.self, at: offset) == UInt32(utf8.count) else { return false }
             return wire.withUnsafeBytes { bytes in
                 offset + 4 + utf8.count <= bytes.count
-                    && UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 4 + utf8.count)]).elementsEqual(utf8)
+                    && UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 4 + utf8.count)])
+                        .holdsSameBytes(as: UnsafeRawBufferPointer(utf8))
             }
         }
     }
