@@ -5,8 +5,8 @@
  * It owns io.github.netactivity.NetActivity1 and keeps Count: the shared counter plus the
  * number of live activities. BeginActivity gets a reply carrying a fresh id (`u`), EndActivity
  * an empty one; Pop at 0 gets the NotActive error. For every flip of Active (Count 0 -> 1 or
- * 1 -> 0) it emits one org.freedesktop.DBus.Properties PropertiesChanged carrying only Active,
- * before the reply. Like the service (interface version 3), it announces each activity's object
+ * 1 -> 0) it emits one org.freedesktop.DBus.Properties PropertiesChanged carrying Active and
+ * the new Count (the interface's consistency rule), before the reply. Like the service (interface version 3), it announces each activity's object
  * with org.freedesktop.DBus.ObjectManager InterfacesAdded (every property of the activity
  * interface, the version 3 hints, Fraction and Rate included) before the BeginActivity reply, and InterfacesRemoved before the EndActivity reply. Every other method call gets an empty reply, like `dbus-test-tool echo`,
  * whose structure (one filter, dbus_connection_read_write_dispatch) this copies so the two
@@ -42,30 +42,6 @@
 static unsigned long counter;      /* Count: pushes not popped plus live activities */
 static dbus_uint32_t next_id = 1;
 
-/* PropertiesChanged(INTERFACE, {"Active": <active>}, []) */
-static DBusMessage *make_active(dbus_bool_t active)
-{
-    DBusMessage *signal = dbus_message_new_signal(PATH, DBUS_INTERFACE_PROPERTIES, "PropertiesChanged");
-    DBusMessageIter iter, dict, entry, variant, invalidated;
-    const char *interface = INTERFACE, *key = "Active";
-
-    if (signal == NULL)
-        return NULL;
-    dbus_message_iter_init_append(signal, &iter);
-    dbus_message_iter_append_basic(&iter, DBUS_TYPE_STRING, &interface);
-    dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &dict);
-    dbus_message_iter_open_container(&dict, DBUS_TYPE_DICT_ENTRY, NULL, &entry);
-    dbus_message_iter_append_basic(&entry, DBUS_TYPE_STRING, &key);
-    dbus_message_iter_open_container(&entry, DBUS_TYPE_VARIANT, "b", &variant);
-    dbus_message_iter_append_basic(&variant, DBUS_TYPE_BOOLEAN, &active);
-    dbus_message_iter_close_container(&entry, &variant);
-    dbus_message_iter_close_container(&dict, &entry);
-    dbus_message_iter_close_container(&iter, &dict);
-    dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "s", &invalidated);
-    dbus_message_iter_close_container(&iter, &invalidated);
-    return signal;
-}
-
 static void append_entry(DBusMessageIter *dict, const char *key, int type, const void *value)
 {
     DBusMessageIter entry, variant;
@@ -78,6 +54,28 @@ static void append_entry(DBusMessageIter *dict, const char *key, int type, const
     dbus_message_iter_close_container(&entry, &variant);
     dbus_message_iter_close_container(dict, &entry);
 }
+
+/* PropertiesChanged(INTERFACE, {"Active": <active>, "Count": <count>}, []): the interface's
+ * consistency rule puts the new Count beside every Active, as the service sends it. */
+static DBusMessage *make_active(dbus_bool_t active, dbus_uint32_t count)
+{
+    DBusMessage *signal = dbus_message_new_signal(PATH, DBUS_INTERFACE_PROPERTIES, "PropertiesChanged");
+    DBusMessageIter iter, dict, invalidated;
+    const char *interface = INTERFACE;
+
+    if (signal == NULL)
+        return NULL;
+    dbus_message_iter_init_append(signal, &iter);
+    dbus_message_iter_append_basic(&iter, DBUS_TYPE_STRING, &interface);
+    dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &dict);
+    append_entry(&dict, "Active", DBUS_TYPE_BOOLEAN, &active);
+    append_entry(&dict, "Count", DBUS_TYPE_UINT32, &count);
+    dbus_message_iter_close_container(&iter, &dict);
+    dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "s", &invalidated);
+    dbus_message_iter_close_container(&iter, &invalidated);
+    return signal;
+}
+
 
 /* InterfacesAdded(PATH/activity/ID, {ACTIVITY_INTERFACE: {Id, Label, Owner, Started, ...}}) */
 static DBusMessage *make_added(const char *label, const char *owner, dbus_uint32_t id)
@@ -182,10 +180,10 @@ static DBusHandlerResult filter(DBusConnection *connection, DBusMessage *message
         }
         if (begins || dbus_message_is_method_call(message, INTERFACE, "Push")) {
             if (counter++ == 0)
-                send_signal(connection, make_active(TRUE));
+                send_signal(connection, make_active(TRUE, 1));
         } else if (dbus_message_is_method_call(message, INTERFACE, "Pop") || ends) {
             if (counter > 0 && --counter == 0)
-                send_signal(connection, make_active(FALSE));
+                send_signal(connection, make_active(FALSE, 0));
         }
         reply = dbus_message_new_method_return(message);
         if (reply != NULL && begins) {
@@ -217,7 +215,7 @@ static DBusMessage *make_signal(int which, unsigned i)
     switch (which) {
     case 0: return make_added("download", ":1.23", i + 1);
     case 1: return make_removed(i + 1);
-    default: return make_active(i & 1);
+    default: return make_active(i & 1, i & 1);
     }
 }
 
