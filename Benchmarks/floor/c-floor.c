@@ -224,9 +224,9 @@ static DBusMessage *make_signal(int which, unsigned i)
  * so that a connection numbers it. The alternation of two rounds shows the spread. */
 static int time_signals(unsigned n)
 {
-    static const char *const names[] = {"InterfacesAdded", "InterfacesRemoved", "PropertiesChanged (Active)"};
+    static const char *const names[] = {"InterfacesAdded", "InterfacesRemoved", "PropertiesChanged (Active, Count)"};
 
-    printf("%-28s %7s %18s %22s\n", "signal", "bytes", "type writer, µs", "demarshal + copy, µs");
+    printf("%-33s %7s %18s %22s\n", "signal", "bytes", "type writer, µs", "demarshal + copy, µs");
     for (int which = 0; which < 3; which++) {
         double writer[2], demarshal[2];
         DBusMessage *model = make_signal(which, 6);
@@ -262,7 +262,7 @@ static int time_signals(unsigned n)
             }
             demarshal[round] = (seconds() - start) / n * 1e6;
         }
-        printf("%-28s %7d %9.2f / %-6.2f %13.2f / %-6.2f\n", names[which], length, writer[0], writer[1],
+        printf("%-33s %7d %9.2f / %-6.2f %13.2f / %-6.2f\n", names[which], length, writer[0], writer[1],
                demarshal[0], demarshal[1]);
         dbus_free(bytes);
         dbus_message_unref(model);
