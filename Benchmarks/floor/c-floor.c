@@ -6,11 +6,13 @@
  * number of live activities. BeginActivity gets a reply carrying a fresh id (`u`), EndActivity
  * an empty one; Pop at 0 gets the NotActive error. For every flip of Active (Count 0 -> 1 or
  * 1 -> 0) it emits one org.freedesktop.DBus.Properties PropertiesChanged carrying Active and
- * the new Count (the interface's consistency rule), before the reply. Like the service (interface version 3), it announces each activity's object
- * with org.freedesktop.DBus.ObjectManager InterfacesAdded (every property of the activity
- * interface, the version 3 hints, Fraction and Rate included) before the BeginActivity reply, and InterfacesRemoved before the EndActivity reply. Every other method call gets an empty reply, like `dbus-test-tool echo`,
- * whose structure (one filter, dbus_connection_read_write_dispatch) this copies so the two
- * floors differ only in what they send.
+ * the new Count (the interface's consistency rule), before the reply. Like the service
+ * (interface version 3), it announces each activity's object with
+ * org.freedesktop.DBus.ObjectManager InterfacesAdded (every property of the activity interface,
+ * the version 3 hints, Fraction and Rate included) before the BeginActivity reply, and
+ * InterfacesRemoved before the EndActivity reply. Every other method call gets an empty reply,
+ * like `dbus-test-tool echo`, whose structure (one filter, dbus_connection_read_write_dispatch)
+ * this copies so the two floors differ only in what they send.
  *
  * It is the benchmark's floor, not a service: no throttled Count, no owners or labels, no
  * checks of arguments or ids, no introspection.
@@ -75,7 +77,6 @@ static DBusMessage *make_active(dbus_bool_t active, dbus_uint32_t count)
     dbus_message_iter_close_container(&iter, &invalidated);
     return signal;
 }
-
 
 /* InterfacesAdded(PATH/activity/ID, {ACTIVITY_INTERFACE: {Id, Label, Owner, Started, ...}}) */
 static DBusMessage *make_added(const char *label, const char *owner, dbus_uint32_t id)
@@ -180,10 +181,10 @@ static DBusHandlerResult filter(DBusConnection *connection, DBusMessage *message
         }
         if (begins || dbus_message_is_method_call(message, INTERFACE, "Push")) {
             if (counter++ == 0)
-                send_signal(connection, make_active(TRUE, 1));
+                send_signal(connection, make_active(TRUE, (dbus_uint32_t)counter));
         } else if (dbus_message_is_method_call(message, INTERFACE, "Pop") || ends) {
             if (counter > 0 && --counter == 0)
-                send_signal(connection, make_active(FALSE, 0));
+                send_signal(connection, make_active(FALSE, (dbus_uint32_t)counter));
         }
         reply = dbus_message_new_method_return(message);
         if (reply != NULL && begins) {
