@@ -36,6 +36,12 @@ import Testing
         #expect(id == 7 && completed == 10 && total == 20)
         #expect(throws: ArgumentMismatch.self) { try update.decode([.uint32(7), .uint64(10)]) }
         #expect(throws: ArgumentMismatch.self) { try update.decode([.uint32(7), .uint64(10), .uint32(20)]) }
+        let hinted = NetActivityInterface.beginActivityWithHints
+        let hints = VariantDictionary([("kind", .string("download"))])
+        let (label, dictionary) = try hinted.decode(hinted.arguments("Updates", hints))
+        #expect(label == "Updates" && dictionary == hints)
+        #expect(throws: ArgumentMismatch.self) { try hinted.decode([.string("Updates"), .string("download")]) }
+        #expect(throws: ArgumentMismatch.self) { try NetActivityInterface.endActivity.decode([.string("4")]) }
         #expect(NetActivityInterface.push.arguments().isEmpty)
         #expect(NetActivityInterface.beginActivity.reply([.uint32(9)]) == 9)
         #expect(NetActivityInterface.beginActivity.reply([]) == nil)

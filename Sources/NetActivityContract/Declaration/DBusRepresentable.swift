@@ -11,6 +11,18 @@ public protocol DBusRepresentable: Sendable {
     init?(_ value: Value)
     /// The value on the wire.
     var value: Value { get }
+    /// `values[index]` as this type: the step `MethodDescriptor.decode` takes for each argument.
+    static func decoded(_ values: [Value], at index: Int) throws(ArgumentMismatch) -> Self
+}
+
+extension DBusRepresentable {
+    // A requirement with a default, not a generic helper: each conformance's witness is this
+    // body made for its own type, so decoding a call's arguments asks the runtime for no
+    // `Optional` metadata (docs/benchmarks.md, "Why the hot path looks the way it does").
+    @inlinable public static func decoded(_ values: [Value], at index: Int) throws(ArgumentMismatch) -> Self {
+        guard let decoded = Self(values[index]) else { throw ArgumentMismatch() }
+        return decoded
+    }
 }
 
 // Stored, not computed: a signature is made (and checked) once, not at every use.

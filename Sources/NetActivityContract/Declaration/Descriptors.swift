@@ -159,13 +159,12 @@ public struct MethodDescriptor<Reply: MethodReply, each Input: DBusRepresentable
     /// - Throws: `ArgumentMismatch` if they are not exactly the method's input types.
     @inlinable public func decode(_ values: [Value]) throws(ArgumentMismatch) -> (repeat each Input) {
         guard values.count == inputs.count else { throw ArgumentMismatch() }
-        var index = 0
-        func next<Argument: DBusRepresentable>(_: Argument.Type) throws(ArgumentMismatch) -> Argument {
-            guard let decoded = Argument(values[index]) else { throw ArgumentMismatch() }
+        var index = -1
+        func next() -> Int {
             index += 1
-            return decoded
+            return index
         }
-        return try (repeat next((each Input).self))
+        return try (repeat (each Input).decoded(values, at: next()))
     }
 
     /// Decodes a reply's values; nil if they have another shape.
