@@ -166,9 +166,12 @@ public struct Ledger: Sendable {
         guard bytes <= Self.maximumLabelBytes else {
             throw .labelTooLong(bytes: bytes, limit: Self.maximumLabelBytes)
         }
-        for (key, text) in [("application", hints.application), ("icon", hints.icon)]
-        where text.utf8.count > ActivityHints.maximumBytes {
-            throw .hintTooLong(key: key, bytes: text.utf8.count, limit: ActivityHints.maximumBytes)
+        // Two checks written out: an array of the pairs cost an allocation on every begin.
+        if hints.application.utf8.count > ActivityHints.maximumBytes {
+            throw .hintTooLong(key: "application", bytes: hints.application.utf8.count, limit: ActivityHints.maximumBytes)
+        }
+        if hints.icon.utf8.count > ActivityHints.maximumBytes {
+            throw .hintTooLong(key: "icon", bytes: hints.icon.utf8.count, limit: ActivityHints.maximumBytes)
         }
         // One hash of the owner per call: the index stays valid until idsByOwner changes.
         let ownerEntry = idsByOwner.index(forKey: owner)
