@@ -52,9 +52,11 @@ struct RawMessage {
     /// The header of the successful reply to this method call, for a body of type `signature`
     /// to be appended after it; `message(from:)` makes the reply.
     func methodReturnHeader(signature: Signature) -> WireEncoder {
-        var fields: [(Int32, Value)] = [(CDBus_HEADER_FIELD_REPLY_SERIAL, .uint32(serial))]
-        if let sender { fields.append((CDBus_HEADER_FIELD_DESTINATION, .string(String(cString: sender)))) }
-        return Self.header(CDBus_MESSAGE_TYPE_METHOD_RETURN, fields, signature: signature, capacity: 0)
+        let (serial, sender) = (serial, sender)
+        return Self.header(CDBus_MESSAGE_TYPE_METHOD_RETURN, signature: signature, capacity: 0) { fields in
+            fields.appendHeaderField(CDBus_HEADER_FIELD_REPLY_SERIAL, .uint32(serial))
+            if let sender { fields.appendHeaderField(CDBus_HEADER_FIELD_DESTINATION, .string(String(cString: sender))) }
+        }
     }
 
     /// The header of a signal, for a body of type `signature` to be appended after it;
@@ -65,20 +67,18 @@ struct RawMessage {
     static func signalHeader(
         path: ObjectPath, interface: InterfaceName, member: MemberName, signature: Signature, capacity: Int = 0
     ) -> WireEncoder {
-        header(
-            CDBus_MESSAGE_TYPE_SIGNAL,
-            [
-                (CDBus_HEADER_FIELD_PATH, .objectPath(path)),
-                (CDBus_HEADER_FIELD_INTERFACE, .string(interface.rawValue)),
-                (CDBus_HEADER_FIELD_MEMBER, .string(member.rawValue)),
-            ], signature: signature, capacity: capacity)
+        header(CDBus_MESSAGE_TYPE_SIGNAL, signature: signature, capacity: capacity) { fields in
+            fields.appendHeaderField(CDBus_HEADER_FIELD_PATH, .objectPath(path))
+            fields.appendHeaderField(CDBus_HEADER_FIELD_INTERFACE, .string(interface.rawValue))
+            fields.appendHeaderField(CDBus_HEADER_FIELD_MEMBER, .string(member.rawValue))
+        }
     }
 
-    /// A header of `type` with `fields` (each a code and its value) and then `signature`'s.
-    /// Each field, a `(yv)`, is written in place: as a `Value` structure holding a variant it
-    /// would cost two allocations, for every signal sent.
+    /// A header of `type` whose fields `writeFields` appends (`appendHeaderField`), then
+    /// `signature`'s. Each field, a `(yv)`, is written in place: as a `Value` structure holding a
+    /// variant it would cost two allocations, and a list of them another, for every signal sent.
     private static func header(
-        _ type: Int32, _ fields: [(Int32, Value)], signature: Signature, capacity: Int
+        _ type: Int32, signature: Signature, capacity: Int, fields writeFields: (inout WireEncoder) -> Void
     ) -> WireEncoder {
         var header = WireEncoder()
         if capacity > 0 { header.reserveCapacity(capacity) }
@@ -91,14 +91,9 @@ struct RawMessage {
         header.append(.byte(1))
         header.append(.uint32(0))
         header.append(.uint32(1))
-        header.appendArray(of: headerField) { fieldsEncoder in
-            func append(_ code: Int32, _ value: Value) {
-                fieldsEncoder.pad(to: 8)
-                fieldsEncoder.append(.byte(UInt8(code)))
-                fieldsEncoder.appendVariant(value)
-            }
-            for (code, value) in fields { append(code, value) }
-            if !signature.rawValue.isEmpty { append(CDBus_HEADER_FIELD_SIGNATURE, .signature(signature)) }
+        header.appendArray(of: headerField) { fields in
+            writeFields(&fields)
+            if !signature.rawValue.isEmpty { fields.appendHeaderField(CDBus_HEADER_FIELD_SIGNATURE, .signature(signature)) }
         }
         header.pad(to: 8)
         return header
@@ -222,4 +217,13 @@ struct OwnedMessage: ~Copyable {
     borrowing func copy() -> OwnedMessage? { raw.copy() }
 
     deinit { dbus_message_unref(raw.pointer) }
+}
+
+extension WireEncoder {
+    /// One header field, a `(yv)`: its code and its value in a variant.
+    fileprivate mutating func appendHeaderField(_ code: Int32, _ value: Value) {
+        pad(to: 8)
+        append(.byte(UInt8(code)))
+        appendVariant(value)
+    }
 }
