@@ -22,9 +22,30 @@ public enum NetActivityBus {
 
     /// The object path of activity `id`: `…/activity/ID` in decimal.
     public static func activityPath(_ id: UInt32) -> ObjectPath {
-        // One concatenation onto a prefix made once: every BeginActivity and EndActivity names
-        // its object.
-        ObjectPath(unchecked: activityPathPrefix + String(id))
+        // The prefix and the digits written into one new string: every BeginActivity and
+        // EndActivity names its object, and `prefix + String(id)` made a second string through
+        // the standard library's generic integer formatting (docs/benchmarks.md, "Why the hot
+        // path looks the way it does").
+        var digitCount = 1
+        var rest = id
+        while rest >= 10 {
+            rest /= 10
+            digitCount += 1
+        }
+        var prefix = activityPathPrefix
+        return prefix.withUTF8 { head in
+            let path = String(unsafeUninitializedCapacity: head.count + digitCount) { buffer in
+                var index = buffer.initialize(fromContentsOf: head)
+                var value = id
+                index += digitCount
+                for position in stride(from: index - 1, through: head.count, by: -1) {
+                    buffer[position] = UInt8(truncatingIfNeeded: 48 + value % 10)
+                    value /= 10
+                }
+                return index
+            }
+            return ObjectPath(unchecked: path)
+        }
     }
 
     /// `activitiesPath` and the slash before an activity's id.
@@ -39,10 +60,17 @@ public enum NetActivityBus {
     /// The activity id an activity object's last path element names (`7` for
     /// `…/activity/7`): decimal, without leading zeros; nil for any other name.
     public static func activityID(named name: Substring) -> UInt32? {
-        let digits = name.utf8
-        guard !digits.isEmpty, digits.count <= 10, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }),
-            digits.first != 48, let id = UInt32(name)
-        else { return nil }
+        // Read from the bytes by hand, as `activityPath` writes them: a call to an activity
+        // object and each of its signals looks its object up by this name.
+        guard let first = name.utf8.first, first != 48 else { return nil }
+        var id: UInt32 = 0
+        for digit in name.utf8 {
+            guard digit >= 48, digit <= 57 else { return nil }
+            let (tens, overflowed) = id.multipliedReportingOverflow(by: 10)
+            let (sum, carried) = tens.addingReportingOverflow(UInt32(digit - 48))
+            guard !overflowed, !carried else { return nil }
+            id = sum
+        }
         return id
     }
 

@@ -41,6 +41,12 @@ import Glibc
         #expect(path.isDescendant(of: NetActivityBus.activitiesPath))
     }
 
+    @Test(arguments: ["", "0", "07", "1a", "a1", "-1", "+1", " 1", "1 ", "4294967296", "99999999999", "１"])
+    func namesThatAreNotIdsNameNoActivity(_ name: String) {
+        #expect(NetActivityBus.activityID(named: Substring(name)) == nil)
+        #expect(NetActivityBus.activityID(at: NetActivityBus.activitiesPath.rawValue + "/" + name) == nil)
+    }
+
     @Test func interfacesAddedAndRemovedComeBeforeTheReplies() throws {
         let service = try ServiceDaemon(["--throttle-ms", "50"])
         let client = try service.probe()
