@@ -55,32 +55,30 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    // The loop iterates copies: libdbus callbacks may add or remove watches and timeouts
-    // meanwhile.
-    private var connections: [Connection] = []
-    private var watches: [Watch] = []
-    private var timeouts: [Timeout] = []
-    // Touched only when a timer is scheduled, cancelled or due: checked.
-    private var timers = TimerQueue()
-    private var nextTimerID = 0
+    // Every turn reads the state below, a dozen accesses a turn, where the runtime's exclusivity
+    // checks were a measurable share of the loop's own cost (docs/benchmarks.md, "Why the hot
+    // path looks the way it does"). It is safe without them: only the loop's thread touches it
+    // (asserted in debug builds: `runOnce`, and every caller runs on the loop or before it
+    // runs), and no access spans a call that could reach back in: a turn iterates copies, as
+    // libdbus callbacks may add or remove watches and timeouts meanwhile, and every change is a
+    // plain collection operation. `pollDescriptors` alone is held inout, across poll(2) itself.
+    @exclusivity(unchecked) private var connections: [Connection] = []
+    @exclusivity(unchecked) private var watches: [Watch] = []
+    @exclusivity(unchecked) private var timeouts: [Timeout] = []
+    @exclusivity(unchecked) private var timers = TimerQueue()
+    @exclusivity(unchecked) private var nextTimerID = 0
     // Set by attach(): the next turn asks libdbus whether that connection has messages queued.
-    private var attachedSinceAsked = false
+    @exclusivity(unchecked) private var attachedSinceAsked = false
     private var signalActions: [Int32: () -> Void] = [:]
     // Descriptors whose hang-up ends something (`onHangUp`), polled before the watches.
-    private var hangUps: [(descriptor: Int32, action: () -> Void)] = []
+    @exclusivity(unchecked) private var hangUps: [(descriptor: Int32, action: () -> Void)] = []
     // Sockets read at most once per interval (`attach(_:readingAtMostEvery:)`), in nanoseconds,
     // and until when each is held after its last read, on CLOCK_MONOTONIC.
-    private var readPaces: [Int32: UInt64] = [:]
-    private var heldUntil: [Int32: UInt64] = [:]
-
-    // Reused by every turn of the loop, so a turn allocates nothing. `pollDescriptors` is
-    // touched several times for every watch on every turn, where the runtime's exclusivity
-    // checks were a measurable share of the loop's own cost (docs/benchmarks.md). It is safe
-    // without them: only the loop's thread touches it while the loop runs (asserted in debug
-    // builds), and no access spans a call that could reach back in; it is held inout only
-    // across poll(2) itself.
+    @exclusivity(unchecked) private var readPaces: [Int32: UInt64] = [:]
+    @exclusivity(unchecked) private var heldUntil: [Int32: UInt64] = [:]
+    // Reused by every turn of the loop, so a turn allocates nothing.
     @exclusivity(unchecked) private var pollDescriptors: [pollfd] = []
-    private var polledWatches: [Watch] = []
+    @exclusivity(unchecked) private var polledWatches: [Watch] = []
 
     private let wakeRead: Int32
     private let wakeWrite: Int32

@@ -14,8 +14,9 @@ public final class ObjectServer {
     private var exported: [ObjectPath: [Interface]] = [:]
     // Families of objects looked up when a call arrives, each below its own path.
     var subtrees: [ObjectPath: Subtree] = [:]
-    // Objects that are an org.freedesktop.DBus.ObjectManager for everything below them.
-    var managers: Set<ObjectPath> = []
+    // Objects that are an org.freedesktop.DBus.ObjectManager for everything below them: a
+    // handful at most, walked for every object announced, where a list is cheaper than a set.
+    var managers: [ObjectPath] = []
     // Room per object that a GetManagedObjects reply reserves, so that its buffer is not grown
     // (and copied) a dozen times: learned from the last reply, and until then 1 KiB, more than
     // an activity object takes.
@@ -45,7 +46,8 @@ public final class ObjectServer {
     /// Exports `interfaces` at `path`, replacing what was there. With `managingObjects`, the
     /// object is also an `org.freedesktop.DBus.ObjectManager` for every object below it.
     public func export(_ interfaces: [Interface], at path: ObjectPath, managingObjects: Bool = false) {
-        if managingObjects { managers.insert(path) } else { managers.remove(path) }
+        managers.removeAll { $0 == path }
+        if managingObjects { managers.append(path) }
         objects[path] = DispatchTable(interfaces + standardInterfaces(interfaces, of: nil, at: path))
         exported[path] = interfaces
         lastCalled = nil
@@ -55,7 +57,7 @@ public final class ObjectServer {
     public func unexport(_ path: ObjectPath) {
         objects[path] = nil
         exported[path] = nil
-        managers.remove(path)
+        managers.removeAll { $0 == path }
         lastCalled = nil
     }
 
