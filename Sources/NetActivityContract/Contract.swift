@@ -34,15 +34,15 @@ public enum NetActivityBus {
         }
         var prefix = activityPathPrefix
         return prefix.withUTF8 { head in
-            let path = String(unsafeUninitializedCapacity: head.count + digitCount) { buffer in
-                var index = buffer.initialize(fromContentsOf: head)
+            let end = head.count + digitCount
+            let path = String(unsafeUninitializedCapacity: end) { buffer in
+                _ = buffer.initialize(fromContentsOf: head)
                 var value = id
-                index += digitCount
-                for position in stride(from: index - 1, through: head.count, by: -1) {
+                for position in stride(from: end - 1, through: head.count, by: -1) {
                     buffer[position] = UInt8(truncatingIfNeeded: 48 + value % 10)
                     value /= 10
                 }
-                return index
+                return end
             }
             return ObjectPath(unchecked: path)
         }

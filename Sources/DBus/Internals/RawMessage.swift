@@ -52,8 +52,7 @@ struct RawMessage {
     /// The header of the successful reply to this method call, for a body of type `signature`
     /// to be appended after it; `message(from:)` makes the reply.
     func methodReturnHeader(signature: Signature) -> WireEncoder {
-        let (serial, sender) = (serial, sender)
-        return Self.header(CDBus_MESSAGE_TYPE_METHOD_RETURN, signature: signature, capacity: 0) { fields in
+        Self.header(CDBus_MESSAGE_TYPE_METHOD_RETURN, signature: signature, capacity: 0) { fields in
             fields.appendHeaderField(CDBus_HEADER_FIELD_REPLY_SERIAL, .uint32(serial))
             if let sender { fields.appendHeaderField(CDBus_HEADER_FIELD_DESTINATION, .string(String(cString: sender))) }
         }

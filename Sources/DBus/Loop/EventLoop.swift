@@ -58,10 +58,11 @@ public final class EventLoop: @unchecked Sendable {
     // Every turn reads the state below, a dozen accesses a turn, where the runtime's exclusivity
     // checks were a measurable share of the loop's own cost (docs/benchmarks.md, "Why the hot
     // path looks the way it does"). It is safe without them: only the loop's thread touches it
-    // (asserted in debug builds: `runOnce`, and every caller runs on the loop or before it
-    // runs), and no access spans a call that could reach back in: a turn iterates copies, as
-    // libdbus callbacks may add or remove watches and timeouts meanwhile, and every change is a
-    // plain collection operation. `pollDescriptors` alone is held inout, across poll(2) itself.
+    // (the class's rule for every caller; each turn asserts it in debug builds), and no access
+    // spans a call that could reach back in: a turn iterates copies, as libdbus callbacks may
+    // add or remove watches and timeouts meanwhile, a due timer is taken off the queue before
+    // its action runs, and every other change is a plain collection operation.
+    // `pollDescriptors` is held inout across poll(2), which calls nothing back.
     @exclusivity(unchecked) private var connections: [Connection] = []
     @exclusivity(unchecked) private var watches: [Watch] = []
     @exclusivity(unchecked) private var timeouts: [Timeout] = []
