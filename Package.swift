@@ -25,8 +25,11 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus", "Locking"]),
         // Counter, activities, throttle and debounce: pure Swift, driven by an injected clock.
         .target(name: "NetActivityModel", dependencies: ["Locking"]),
+        // Which application a process, a unit or an id is, and what people call it: desktop
+        // entries, /proc, systemd's app unit names. Shared by the bridge and every client.
+        .target(name: "DesktopApplications", dependencies: ["Locking"]),
         // The contract: fixed names, limits, and the interfaces declared once as typed descriptors.
-        .target(name: "NetActivityContract", dependencies: ["DBus"]),
+        .target(name: "NetActivityContract", dependencies: ["DBus", "DesktopApplications"]),
         // Binds the model to the bus as io.github.netactivity.NetActivity1.
         .target(name: "NetActivityService", dependencies: ["DBus", "NetActivityModel", "NetActivityContract"]),
         .executableTarget(name: "netactivityd", dependencies: ["NetActivityService"]),
@@ -43,7 +46,8 @@ let package = Package(
         // `netactivity tray`: a StatusNotifierItem that follows Visible.
         .target(name: "NetActivityTray", dependencies: ["NetActivity", "NetActivityContract", "DBus"]),
         // `netactivity bridge`: transfers PackageKit and the Unity launcher API announce, reported.
-        .target(name: "NetActivityBridge", dependencies: ["NetActivity", "NetActivityContract", "DBus"]),
+        .target(
+            name: "NetActivityBridge", dependencies: ["NetActivity", "NetActivityContract", "DBus", "DesktopApplications"]),
         // The `netactivity` command line: status, push/pop, run, watch, tray, bridge.
         .target(
             name: "NetActivityCLI",
@@ -70,6 +74,7 @@ let package = Package(
 
         .testTarget(name: "NetActivityModelTests", dependencies: ["NetActivityModel"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "BusTestSupport"]),
+        .testTarget(name: "DesktopApplicationsTests", dependencies: ["DesktopApplications", "BusTestSupport"]),
         .testTarget(
             name: "NetActivityServiceTests",
             dependencies: [
@@ -80,7 +85,7 @@ let package = Package(
         .testTarget(
             name: "NetActivityClientTests",
             dependencies: [
-                "NetActivity", "NetActivityURLSession", "NetActivityCLI", "NetActivityContract", "DBus",
+                "NetActivity", "NetActivityURLSession", "NetActivityCLI", "NetActivityContract", "DesktopApplications", "DBus",
                 "BusTestSupport", "NetActivityTestSupport", "netactivityd", "netactivity", "na-idleclient",
             ]
         ),

@@ -1,4 +1,5 @@
 import DBus
+import DesktopApplications
 import NetActivity
 import NetActivityContract
 

@@ -1,4 +1,5 @@
 import DBus
+import DesktopApplications
 import NetActivityContract
 
 /// One `com.canonical.Unity.LauncherEntry.Update(s app_uri, a{sv} properties)` signal, as far

@@ -1,4 +1,5 @@
 import DBus
+import DesktopApplications
 import NetActivity
 
 /// PackageKit's transactions on the system bus (GNOME Software, KDE Discover, `pkcon`): each
@@ -241,7 +242,7 @@ final class PackageKitSource: BridgeSource {
             let work = followed.state.work
             var application: String?
             if case .known(let program?) = followed.program {
-                application = PackageKitPrograms.application(forProgram: program)
+                application = DesktopEntries.application(forProgram: program)
             }
             followed.activity = context.client.begin(
                 work.label, hints: ActivityHints(application: application, kind: work.kind))
@@ -264,7 +265,7 @@ final class PackageKitSource: BridgeSource {
             guard let self, generation == self.generation, transactions[path] != nil else { return }
             var program: String?
             if case .success(let reply) = result, let pid = (try? reply.arguments(expecting: "u"))?.first?.uint32 {
-                program = PackageKitPrograms.programName(ofProcess: pid)
+                program = Processes.programName(ofProcess: pid)
             }
             transactions[path]?.program = .known(program)
             update(path)

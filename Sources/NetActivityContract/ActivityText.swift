@@ -1,3 +1,5 @@
+import DesktopApplications
+
 extension ActivityInfo {
     /// The application as people read it, or nil while unknown: the one the activity is for
     /// (`claimedApplication`) where it names one, by its desktop entry's name where one is

@@ -1,6 +1,7 @@
 @testable import NetActivityCLI
-import NetActivity
+import DesktopApplications
 import Foundation
+import NetActivity
 import NetActivityContract
 import Testing
 

@@ -1,0 +1,120 @@
+import Locking
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The desktop entries installed for this user, found as the desktop entry specification finds
+/// them: `applications/` under `$XDG_DATA_HOME` (`~/.local/share`), then under each of
+/// `$XDG_DATA_DIRS` (`/usr/local/share:/usr/share`), earlier directories first.
+///
+/// Ids come from other processes (an `application` hint, a unit name, a program's name), so only
+/// names that can be desktop ids are looked up, and what is learned is kept in a bounded cache:
+/// a panel that redraws on every change reads each file once.
+public enum DesktopEntries {
+    private static let cache = Locked<[String: DesktopEntry?]>([:])
+    private static let cacheLimit = 256
+
+    /// The entry of `id` (`org.gnome.Software`, without `.desktop`), or nil where none is installed.
+    public static func entry(of id: String) -> DesktopEntry? {
+        guard isDesktopID(id) else { return nil }
+        if let known = cache.withLock({ $0[id] }) { return known }
+        let found = applicationDirectories().lazy.compactMap { DesktopEntry(contentsOf: "\($0)/\(id).desktop") }.first
+        cache.withLock { entries in
+            if entries.count >= cacheLimit { entries.removeAll(keepingCapacity: true) }
+            entries[id] = .some(found)
+        }
+        return found
+    }
+
+    /// The `Name` of the entry of `id`: "Software" for `org.gnome.Software` where GNOME Software
+    /// is installed; nil where no entry is, or it names none.
+    public static func name(of id: String) -> String? { entry(of: id)?.name }
+
+    /// The `Icon` of the entry of `id` (a themed icon name or an absolute path), or nil.
+    public static func icon(of id: String) -> String? { entry(of: id)?.icon }
+
+    /// Forgets what was read, for a test that installs an entry.
+    public static func forget() {
+        cache.withLock { $0.removeAll() }
+    }
+
+    /// The id of the entry that runs `program` (`gnome-software` → `org.gnome.Software`), or nil
+    /// where none does: an entry shown in menus wins over a hidden one (GNOME Software's file
+    /// handler), earlier directories over later ones.
+    public static func desktopID(
+        forProgram program: String, in directories: [String] = DesktopEntries.applicationDirectories()
+    ) -> String? {
+        guard isPlainName(program) else { return nil }
+        var hidden: String?
+        for directory in directories {
+            for file in desktopFiles(in: directory) {
+                guard let entry = DesktopEntry(contentsOf: directory + "/" + file), entry.runs(program) else { continue }
+                let id = String(file.dropLast(".desktop".count))
+                if !entry.hidden { return id }
+                if hidden == nil { hidden = id }
+            }
+        }
+        return hidden
+    }
+
+    /// The application id to claim for `program`: its desktop id where an entry runs it, else
+    /// the program's own name (`pkcon`).
+    public static func application(forProgram program: String) -> String {
+        desktopID(forProgram: program) ?? program
+    }
+
+    // MARK: - Names
+
+    /// Whether `id` can name a desktop entry: letters, digits, `.`, `-`, `_`; no path, no hidden
+    /// file, at most 255 bytes.
+    public static func isDesktopID(_ id: String) -> Bool {
+        isName(id, extra: false)
+    }
+
+    /// Letters, digits and `.-_+`, at most 255 bytes: what a program or desktop id is made of.
+    /// Anything else (a process that renamed itself to control characters, say) names nothing.
+    public static func isPlainName(_ name: String) -> Bool {
+        isName(name, extra: true)
+    }
+
+    private static func isName(_ name: String, extra plus: Bool) -> Bool {
+        let bytes = name.utf8
+        return !bytes.isEmpty && bytes.count <= 255 && bytes.first != UInt8(ascii: ".")
+            && bytes.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+                    || (plus && byte == UInt8(ascii: "+"))
+            }
+    }
+
+    // MARK: - Directories
+
+    /// `applications/` under `$XDG_DATA_HOME` (`~/.local/share`), then each of `$XDG_DATA_DIRS`.
+    public static func applicationDirectories() -> [String] {
+        let home = environment("XDG_DATA_HOME") ?? environment("HOME").map { $0 + "/.local/share" }
+        let system = (environment("XDG_DATA_DIRS") ?? "/usr/local/share:/usr/share").split(separator: ":").map(String.init)
+        return ((home.map { [$0] } ?? []) + system).map { $0 + "/applications" }
+    }
+
+    /// The `*.desktop` files directly in `directory` whose names are desktop ids, in a stable
+    /// order; a directory of more than 10,000 is cut there.
+    private static func desktopFiles(in directory: String) -> [String] {
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while names.count < 10_000, let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasSuffix(".desktop"), isDesktopID(String(name.dropLast(".desktop".count))) { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let text = String(cString: value)
+        return text.isEmpty ? nil : text
+    }
+}

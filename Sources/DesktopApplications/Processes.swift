@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `/proc` tells any user about another process, for naming the application behind it:
+/// its program, its parent, its owner, its cgroup. Every read may race the process's exit, so
+/// each answer is optional and a process gone between two reads is simply unknown.
+public enum Processes {
+    /// The program name of process `pid`: `argv[0]` without its directory
+    /// (`/proc/PID/cmdline`), else `/proc/PID/comm`; both are readable for every user's
+    /// processes, where `/proc/PID/exe` is not. Nil if the process is gone or its name is no
+    /// plain name.
+    public static func programName(ofProcess pid: UInt32) -> String? {
+        guard pid > 0 else { return nil }
+        if let arguments = readFile("/proc/\(pid)/cmdline", limit: 4096) {
+            let first = arguments.split(separator: 0, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+            let base = first.split(separator: UInt8(ascii: "/")).last.map { String(decoding: $0, as: UTF8.self) }
+            if let base, DesktopEntries.isPlainName(base) { return base }
+        }
+        if let comm = readFile("/proc/\(pid)/comm", limit: 64) {
+            let name = String(decoding: comm.filter { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+            if DesktopEntries.isPlainName(name) { return name }
+        }
+        return nil
+    }
+
+    /// The parent of process `pid` (`PPid:` in `/proc/PID/status`), or nil.
+    public static func parent(ofProcess pid: UInt32) -> UInt32? {
+        statusField("PPid:", ofProcess: pid)
+    }
+
+    /// The real user id of process `pid` (`Uid:` in `/proc/PID/status`), or nil.
+    public static func owner(ofProcess pid: UInt32) -> UInt32? {
+        statusField("Uid:", ofProcess: pid)
+    }
+
+    /// The cgroup v2 path of process `pid` (`0::/user.slice/…/app-….scope` in
+    /// `/proc/PID/cgroup`), or nil on a system without the unified hierarchy.
+    public static func cgroup(ofProcess pid: UInt32) -> String? {
+        guard pid > 0, let bytes = readFile("/proc/\(pid)/cgroup", limit: 8192) else { return nil }
+        for line in bytes.split(separator: UInt8(ascii: "\n")) where line.starts(with: "0::".utf8) {
+            return String(decoding: line.dropFirst(3), as: UTF8.self)
+        }
+        return nil
+    }
+
+    /// The application process `pid` belongs to, as an id to claim: the desktop id of the
+    /// systemd app unit it runs in (`app-gnome-firefox\x2desr-4242.scope` → `firefox-esr`), else
+    /// that of the entry that runs its program, else the program's name; nil if it is gone.
+    public static func application(ofProcess pid: UInt32) -> String? {
+        if let cgroup = cgroup(ofProcess: pid), let id = ApplicationUnit.desktopID(inCgroup: cgroup) { return id }
+        return programName(ofProcess: pid).map(DesktopEntries.application(forProgram:))
+    }
+
+    private static func statusField(_ key: String, ofProcess pid: UInt32) -> UInt32? {
+        guard pid > 0, let bytes = readFile("/proc/\(pid)/status", limit: 4096) else { return nil }
+        for line in bytes.split(separator: UInt8(ascii: "\n")) where line.starts(with: key.utf8) {
+            let value = line.dropFirst(key.utf8.count).drop { $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: " ") }
+            return UInt32(String(decoding: value.prefix { $0 >= 0x30 && $0 <= 0x39 }, as: UTF8.self))
+        }
+        return nil
+    }
+
+    /// At most `limit` bytes of a file; nil if it cannot be read or is empty.
+    public static func readFile(_ path: String, limit: Int) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: limit)
+        var filled = 0
+        while filled < limit {
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                read(descriptor, buffer.baseAddress! + filled, limit - filled)
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            filled += count
+        }
+        return filled > 0 ? Array(bytes[..<filled]) : nil
+    }
+}
