@@ -116,7 +116,7 @@ let package = Package(
         .testTarget(
             name: "RepositoryTests",
             dependencies: [
-                "BusTestSupport", "NetActivityTestSupport", "NetActivityContract", "NetActivity", "NetActivityURLSession",
+                "BusTestSupport", "NetActivityTestSupport", "NetActivityContract", "DBus", "NetActivity", "NetActivityURLSession",
                 "netactivityd", "netactivity",
             ]
         ),

@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 import NetActivityContract
 import Testing

@@ -1,3 +1,5 @@
+import DBus
+
 /// The names the GNOME Shell extension reads, as a script of constants made from the
 /// descriptors: how `gnome-extension/src/interface.js` is made (`make interface`). GJS cannot
 /// import Swift, so the extension gets the declaration as generated code, checked by a test

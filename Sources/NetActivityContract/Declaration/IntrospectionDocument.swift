@@ -1,3 +1,5 @@
+import DBus
+
 /// The introspection XML of declared interfaces, with their descriptions as comments: how
 /// `dbus/io.github.netactivity.NetActivity1.xml` is made (`make interface`).
 public enum IntrospectionDocument {

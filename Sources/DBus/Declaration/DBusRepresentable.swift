@@ -1,5 +1,3 @@
-import DBus
-
 /// A Swift type with one D-Bus type: its signature, and the conversions to and from `Value`.
 ///
 /// A descriptor's Swift type carries its signature, so the service's getter, the client's

@@ -1,5 +1,3 @@
-import DBus
-
 // Typed declarations of an interface's members, as zbus's `#[interface]` and sd-bus's vtables
 // declare them: the service binds handlers and getters to them, clients build calls and decode
 // replies and values through them, and the introspection XML is generated from them.
