@@ -31,7 +31,9 @@ let package = Package(
         // The contract: fixed names, limits, and the interfaces declared once as typed descriptors.
         .target(name: "NetActivityContract", dependencies: ["DBus", "DesktopApplications"]),
         // Binds the model to the bus as io.github.netactivity.NetActivity1.
-        .target(name: "NetActivityService", dependencies: ["DBus", "NetActivityModel", "NetActivityContract"]),
+        .target(
+            name: "NetActivityService",
+            dependencies: ["DBus", "DesktopApplications", "NetActivityModel", "NetActivityContract"]),
         .executableTarget(name: "netactivityd", dependencies: ["NetActivityService"]),
         // Prints the introspection XML and the extension's names the descriptors declare: `make interface`.
         .executableTarget(name: "netactivity-interface", dependencies: ["NetActivityContract"]),
@@ -78,7 +80,8 @@ let package = Package(
         .testTarget(
             name: "NetActivityServiceTests",
             dependencies: [
-                "NetActivityService", "NetActivityModel", "DBus", "BusTestSupport", "NetActivityTestSupport", "netactivityd",
+                "NetActivityService", "NetActivityModel", "DesktopApplications", "DBus", "BusTestSupport", "NetActivityTestSupport",
+                "netactivityd",
                 "na-testclient",
             ]
         ),

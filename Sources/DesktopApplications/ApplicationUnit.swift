@@ -40,6 +40,18 @@ public enum ApplicationUnit {
         return nil
     }
 
+    /// The desktop id of the innermost app unit in the text of a `/proc/PID/cgroup` file: the
+    /// unified hierarchy's line (`0::/…`) or cgroup v1's `name=systemd` one; nil when the process
+    /// runs in none.
+    public static func desktopID(inCgroupFile contents: String) -> String? {
+        for line in contents.split(separator: "\n") {
+            let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard fields.count == 3, let id = desktopID(inCgroup: String(fields[2])) else { continue }
+            return id
+        }
+        return nil
+    }
+
     /// `name` with systemd's `\xNN` escapes undone; nil if one is malformed or decodes to
     /// something that is not UTF-8.
     static func unescaped(_ name: Substring) -> String? {

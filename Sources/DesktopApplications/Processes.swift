@@ -44,12 +44,41 @@ public enum Processes {
         return nil
     }
 
-    /// The application process `pid` belongs to, as an id to claim: the desktop id of the
-    /// systemd app unit it runs in (`app-gnome-firefox\x2desr-4242.scope` → `firefox-esr`), else
-    /// that of the entry that runs its program, else the program's name; nil if it is gone.
+    /// The application process `pid` belongs to, as an id to claim: its desktop application
+    /// (`desktopApplication(ofProcess:)`), else the id of the entry that runs its program, else
+    /// the program's name; nil if it is gone.
     public static func application(ofProcess pid: UInt32) -> String? {
-        if let cgroup = cgroup(ofProcess: pid), let id = ApplicationUnit.desktopID(inCgroup: cgroup) { return id }
-        return programName(ofProcess: pid).map(DesktopEntries.application(forProgram:))
+        desktopApplication(ofProcess: pid) ?? programName(ofProcess: pid).map(DesktopEntries.application(forProgram:))
+    }
+
+    /// The desktop id the desktop itself gave process `pid`: the Flatpak app id of its sandbox
+    /// (`/proc/PID/root/.flatpak-info`, readable only for the user's own processes), else that of
+    /// the systemd app unit it runs in (`app-gnome-firefox\x2desr-4242.scope` → `firefox-esr`).
+    /// Nil for a process started outside both (from a terminal, say).
+    public static func desktopApplication(ofProcess pid: UInt32) -> String? {
+        guard pid > 0 else { return nil }
+        if let info = readFile("/proc/\(pid)/root/.flatpak-info", limit: 16_384),
+            let id = flatpakApplication(in: String(decoding: info, as: UTF8.self))
+        {
+            return id
+        }
+        guard let cgroups = readFile("/proc/\(pid)/cgroup", limit: 16_384) else { return nil }
+        return ApplicationUnit.desktopID(inCgroupFile: String(decoding: cgroups, as: UTF8.self))
+    }
+
+    /// `name=` in the `[Application]` group of a Flatpak sandbox's `.flatpak-info`, where it is
+    /// a desktop id.
+    public static func flatpakApplication(in info: String) -> String? {
+        var inApplication = false
+        for line in info.split(separator: "\n") {
+            if line.hasPrefix("[") {
+                inApplication = line == "[Application]"
+            } else if inApplication, line.hasPrefix("name=") {
+                let name = String(line.dropFirst(5))
+                return DesktopEntries.isDesktopID(name) ? name : nil
+            }
+        }
+        return nil
     }
 
     private static func statusField(_ key: String, ofProcess pid: UInt32) -> UInt32? {

@@ -1,4 +1,5 @@
 @testable import NetActivityService
+import DesktopApplications
 import NetActivityContract
 import NetActivityModel
 import Testing
@@ -27,7 +28,7 @@ import Testing
          "org.gnome.Terminal"),
     ])
     func systemdUnitsNameTheApplication(cgroup: String, expected: String) {
-        #expect(Attribution.systemdApplication(cgroup: cgroup) == expected)
+        #expect(ApplicationUnit.desktopID(inCgroupFile: cgroup) == expected)
         #expect(Attribution.application(cgroup: cgroup, flatpakInfo: nil, comm: "bash\n") == expected)
     }
 
@@ -40,7 +41,7 @@ import Testing
         "garbage without colons",
     ])
     func otherCgroupsFallBackToTheExecutable(cgroup: String) {
-        #expect(Attribution.systemdApplication(cgroup: cgroup) == nil)
+        #expect(ApplicationUnit.desktopID(inCgroupFile: cgroup) == nil)
         #expect(Attribution.application(cgroup: cgroup, flatpakInfo: nil, comm: "curl\n") == "curl")
     }
 
@@ -55,10 +56,10 @@ import Testing
             app-path=/var/lib/flatpak/app/org.mozilla.firefox/x86_64/stable/active/files
             """
         let cgroup = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/app-flatpak-org.mozilla.firefox-88.scope\n"
-        #expect(Attribution.flatpakApplication(info) == "org.mozilla.firefox")
+        #expect(Processes.flatpakApplication(in: info) == "org.mozilla.firefox")
         #expect(Attribution.application(cgroup: cgroup, flatpakInfo: info, comm: "firefox-bin") == "org.mozilla.firefox")
-        #expect(Attribution.flatpakApplication("[Instance]\nname=not-this\n") == nil)
-        #expect(Attribution.flatpakApplication("[Application]\nname=\n") == nil)
+        #expect(Processes.flatpakApplication(in: "[Instance]\nname=not-this\n") == nil)
+        #expect(Processes.flatpakApplication(in: "[Application]\nname=\n") == nil)
         #expect(Attribution.application(cgroup: nil, flatpakInfo: nil, comm: nil) == "")
     }
 
