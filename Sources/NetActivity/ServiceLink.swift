@@ -179,9 +179,7 @@ final class ServiceLink {
             connection.addFilter(for: .signal) { [unowned self] message in handle(message) }
             loop.attach(connection)
             attached = connection
-            try connection.addMatch(
-                "type='signal',sender='\(BusName.bus)',interface='\(InterfaceName.bus)',"
-                    + "member='NameOwnerChanged',arg0='\(NetActivityBus.name)'")
+            try connection.addMatch(NameOwnerChange.matchRule(for: NetActivityBus.name))
             self.connection = connection
             retryDelay = Self.firstRetryDelay
             serviceOwner = try connection.owner(of: NetActivityBus.name)?.rawValue
@@ -222,12 +220,9 @@ final class ServiceLink {
             connectionLost()
             return true
         }
-        if message.isSignal(.bus, "NameOwnerChanged"), message.sender == .bus {
-            let arguments = (try? message.arguments()) ?? []
-            guard arguments.count == 3, arguments[0].string == NetActivityBus.name.rawValue,
-                let newOwner = arguments[2].string
-            else { return false }
-            if newOwner.isEmpty { serviceLeft() } else { serviceAppeared(newOwner) }
+        if let change = NameOwnerChange(message) {
+            guard change.name == NetActivityBus.name else { return false }
+            if let newOwner = change.newOwner { serviceAppeared(newOwner.rawValue) } else { serviceLeft() }
             return false
         }
         guard let sender = message.sender?.rawValue, sender == serviceOwner, let path = message.path?.rawValue

@@ -42,34 +42,27 @@ final class LauncherName {
     /// Follows the bus's `NameLost` (a dock took the name) and `NameAcquired`.
     func handle(_ message: Message) -> Bool {
         guard message.sender == .bus else { return false }
-        let lost = message.isSignal(.bus, "NameLost")
-        guard lost || message.isSignal(.bus, "NameAcquired"),
-            (try? message.arguments(expecting: "s"))?.first?.string == Self.name.rawValue
-        else { return false }
-        isOwned = !lost
+        if BusDriver.nameLost.decode(message) == Self.name.rawValue {
+            isOwned = false
+        } else if BusDriver.nameAcquired.decode(message) == Self.name.rawValue {
+            isOwned = true
+        } else {
+            return false
+        }
         return true
     }
 
     /// The name has no owner any more: ask for it, without blocking the loop.
     func nameFreed() {
         guard !isOwned, !requesting else { return }
-        let request: Message
-        do {
-            request = try Message.methodCall(
-                destination: .bus, path: "/org/freedesktop/DBus", interface: .bus, member: "RequestName",
-                arguments: [.string(Self.name.rawValue), .uint32(Self.options.rawValue)])
-        } catch {
-            problems("cannot ask for \(Self.name): \(error.message)")
-            return
-        }
         requesting = true
-        connection.send(request) { [weak self] result in
+        connection.callBus(BusDriver.requestName, Self.name.rawValue, Self.options.rawValue) { [weak self] result in
             guard let self else { return }
             self.requesting = false
             switch result {
             case .success(let reply):
                 // 1: primary owner; 3 (exists): another asked first, and its going frees it again.
-                if (try? reply.arguments())?.first?.uint32 == 1 { self.isOwned = true }
+                if reply == 1 { self.isOwned = true }
             case .failure(let error):
                 self.problems("cannot ask for \(Self.name): \(error.message)")
             }

@@ -18,9 +18,7 @@ final class LauncherSource: BridgeSource {
 
     static let updates = "type='signal',interface='\(LauncherUpdate.interface)',member='\(LauncherUpdate.member)'"
     /// `arg2=''`: only names left without an owner, not every connection that joins.
-    static let departures =
-        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
-        + "member='NameOwnerChanged',arg2=''"
+    static let departures = NameOwnerChange.departuresMatchRule
 
     /// How often the connection is read at most. An app may broadcast its progress 100 times a
     /// second; the service announces progress at most once per 50 ms throttle window anyway,
@@ -43,7 +41,8 @@ final class LauncherSource: BridgeSource {
                 if let sender = message.sender { entries.apply(update, from: sender) }
                 return true
             }
-            if let lost = Self.nameLeft(message) {
+            if let change = NameOwnerChange(message), change.newOwner == nil {
+                let lost = change.name
                 if lost == LauncherName.name {
                     name.nameFreed()
                 } else if lost.isUnique {
@@ -87,14 +86,5 @@ final class LauncherSource: BridgeSource {
         name = nil
         server = nil
         connection = nil
-    }
-
-    /// The name a `NameOwnerChanged` from the bus leaves without an owner; nil for any other
-    /// message.
-    private static func nameLeft(_ message: Message) -> BusName? {
-        guard message.sender == .bus, message.isSignal(.bus, "NameOwnerChanged"),
-            let arguments = try? message.arguments(expecting: "sss"), arguments[2].string == ""
-        else { return nil }
-        return arguments[0].string.flatMap(BusName.init(validating:))
     }
 }

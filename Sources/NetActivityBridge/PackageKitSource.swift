@@ -68,9 +68,7 @@ final class PackageKitSource: BridgeSource {
         }
         do {
             let daemonSignal = "type='signal',sender='\(Self.busName)',"
-            try connection.addMatch(
-                "type='signal',sender='\(BusName.bus)',interface='\(InterfaceName.bus)',member='NameOwnerChanged',"
-                    + "arg0='\(Self.busName)'")
+            try connection.addMatch(NameOwnerChange.matchRule(for: Self.busName))
             try connection.addMatch(
                 daemonSignal + "interface='\(Self.interface)',member='TransactionListChanged',path='\(Self.path)'")
             try connection.addMatch(
@@ -84,11 +82,9 @@ final class PackageKitSource: BridgeSource {
         }
         // Absent is no error: NameOwnerChanged says when it comes (D-Bus activation starts it
         // for the first client that calls, never for a watcher).
-        callBus("GetNameOwner", [.string(Self.busName.rawValue)]) { [weak self] result in
-            guard let self, case .success(let reply) = result,
-                let name = (try? reply.arguments(expecting: "s"))?.first?.string.flatMap(BusName.init(validating:))
-            else { return }
-            daemonIs(name)
+        connection.callBus(BusDriver.getNameOwner, Self.busName.rawValue) { [weak self] result in
+            guard let self, case .success(let owner) = result, let owner = BusName(validating: owner) else { return }
+            daemonIs(owner)
         }
     }
 
@@ -116,11 +112,8 @@ final class PackageKitSource: BridgeSource {
             _ = context.loop.schedule(after: .zero) { [weak self] in self?.stop() }
             return
         }
-        if message.sender == .bus, message.isSignal(.bus, "NameOwnerChanged") {
-            guard let arguments = try? message.arguments(expecting: "sss"), arguments[0].string == Self.busName.rawValue,
-                let owner = arguments[2].string
-            else { return }
-            daemonIs(owner.isEmpty ? nil : BusName(validating: owner))
+        if let change = NameOwnerChange(message) {
+            if change.name == Self.busName { daemonIs(change.newOwner) }
             return
         }
         guard let daemon, message.sender == daemon, let path = message.path else { return }
@@ -261,12 +254,10 @@ final class PackageKitSource: BridgeSource {
     /// Learns which program asked for the transaction, while it is still on the bus.
     private func askProgram(of sender: BusName, for path: ObjectPath) {
         let generation = generation
-        callBus("GetConnectionUnixProcessID", [.string(sender.rawValue)]) { [weak self] result in
+        connection?.callBus(BusDriver.getConnectionUnixProcessID, sender.rawValue) { [weak self] result in
             guard let self, generation == self.generation, transactions[path] != nil else { return }
             var program: String?
-            if case .success(let reply) = result, let pid = (try? reply.arguments(expecting: "u"))?.first?.uint32 {
-                program = Processes.programName(ofProcess: pid)
-            }
+            if case .success(let pid) = result { program = Processes.programName(ofProcess: pid) }
             transactions[path]?.program = .known(program)
             update(path)
         }
@@ -298,7 +289,4 @@ final class PackageKitSource: BridgeSource {
         }
     }
 
-    private func callBus(_ member: MemberName, _ arguments: [Value], reply: @escaping (ReplyResult) -> Void) {
-        call(.bus, "/org/freedesktop/DBus", .bus, member, arguments, reply: reply)
-    }
 }

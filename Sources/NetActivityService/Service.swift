@@ -107,9 +107,7 @@ public final class Service {
         do {
             // Watching every departure from the start means no owner can leave unnoticed
             // between BeginActivity and a per-owner subscription.
-            try connection.addMatch(
-                "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-                    + "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg2=''")
+            try connection.addMatch(NameOwnerChange.departuresMatchRule)
         } catch {
             throw StartError(message: "cannot watch the bus for departing clients: \(error.message)")
         }
@@ -155,15 +153,11 @@ public final class Service {
             return true
         }
         guard message.sender == .bus else { return false }
-        if message.isSignal(.bus, "NameOwnerChanged") {
-            let arguments = (try? message.arguments()) ?? []
-            guard arguments.count == 3, let name = arguments[0].string, name.hasPrefix(":"),
-                arguments[2].string == ""
-            else { return false }
-            release(owner: name)
+        if let change = NameOwnerChange(message) {
+            if change.name.isUnique, change.newOwner == nil { release(owner: change.name.rawValue) }
             return false
         }
-        if message.isSignal(.bus, "NameLost"), (try? message.arguments())?.first?.string == NetActivityBus.name.rawValue {
+        if BusDriver.nameLost.decode(message) == NetActivityBus.name.rawValue {
             // Another instance took the name with --replace: this one is done.
             stop(status: 0)
             return true
@@ -302,9 +296,7 @@ public final class Service {
     }
 
     private static func credentialsRequest(_ owner: String) throws(BusError) -> Message {
-        try Message.methodCall(
-            destination: .bus, path: "/org/freedesktop/DBus", interface: .bus, member: "GetConnectionCredentials",
-            arguments: [.string(owner)])
+        try BusDriver.getConnectionCredentials.call(owner, destination: .bus, path: BusDriver.path)
     }
 
     /// The attribution in a `GetConnectionCredentials` reply; nil without a user id.

@@ -39,10 +39,7 @@ final class WatcherRegistration {
     /// - Throws: `BusError` if the bus refuses the subscription or the owner lookup.
     func start() throws(BusError) {
         // Subscribed before asking for the owner, so a watcher appearing in between is seen.
-        try connection.addMatch(
-            "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-                + "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
-                + "arg0='\(StatusNotifierNames.watcher)'")
+        try connection.addMatch(NameOwnerChange.matchRule(for: StatusNotifierNames.watcher))
         if let owner = try connection.owner(of: StatusNotifierNames.watcher) {
             register(with: owner)
         } else {
@@ -52,11 +49,8 @@ final class WatcherRegistration {
 
     /// Follows `NameOwnerChanged` for the watcher's name. Never consumes the message.
     func handle(_ message: Message) -> Bool {
-        guard message.sender == .bus, message.isSignal(.bus, "NameOwnerChanged"),
-            let arguments = try? message.arguments(expecting: "sss"),
-            arguments[0].string == StatusNotifierNames.watcher.rawValue, let newOwner = arguments[2].string
-        else { return false }
-        if let owner = BusName(validating: newOwner), owner.isUnique {
+        guard let change = NameOwnerChange(message), change.name == StatusNotifierNames.watcher else { return false }
+        if let owner = change.newOwner {
             // The lookup in start() may already have found this very owner.
             if owner != watcher { follow(owner) }
         } else {

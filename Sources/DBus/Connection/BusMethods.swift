@@ -17,23 +17,15 @@ public enum NameRequestReply: Sendable, Equatable {
     case primaryOwner, inQueue, exists, alreadyOwner
 }
 
-/// Calls to the message bus itself (`org.freedesktop.DBus`). They block the calling thread:
-/// use them at start-up or from a thread that may wait.
+/// Calls to the message bus itself (`org.freedesktop.DBus`, declared in `BusDriver`) that wait
+/// for the answer. They block the calling thread: use them at start-up or from a thread that
+/// may wait; `callBus(_:_:reply:)` asks without waiting.
 extension Connection {
-    /// Calls a method of the bus and returns the reply's arguments.
-    func callBus(_ member: MemberName, _ arguments: [Value] = []) throws(BusError) -> [Value] {
-        let message = try Message.methodCall(
-            destination: .bus, path: "/org/freedesktop/DBus", interface: .bus, member: member,
-            arguments: arguments)
-        return try call(message).arguments()
-    }
-
     /// Asks for a well-known name.
     ///
     /// The corresponding bus method is `RequestName`.
     public func requestName(_ name: BusName, options: NameRequestOptions) throws(BusError) -> NameRequestReply {
-        let reply = try callBus("RequestName", [.string(name.rawValue), .uint32(options.rawValue)])
-        switch reply.first?.uint32.map(Int32.init(bitPattern:)) {
+        switch Int32(bitPattern: try callBusWaiting(BusDriver.requestName, name.rawValue, options.rawValue)) {
         case CDBus_REQUEST_NAME_REPLY_PRIMARY_OWNER: return .primaryOwner
         case CDBus_REQUEST_NAME_REPLY_IN_QUEUE: return .inQueue
         case CDBus_REQUEST_NAME_REPLY_EXISTS: return .exists
@@ -45,14 +37,13 @@ extension Connection {
     /// Gives a well-known name up. Returns whether this connection owned it.
     @discardableResult
     public func releaseName(_ name: BusName) throws(BusError) -> Bool {
-        try callBus("ReleaseName", [.string(name.rawValue)]).first?.uint32 == 1
+        try callBusWaiting(BusDriver.releaseName, name.rawValue) == 1
     }
 
     /// The unique name that owns `name`, or nil if nobody does.
     public func owner(of name: BusName) throws(BusError) -> BusName? {
         do {
-            let reply = try callBus("GetNameOwner", [.string(name.rawValue)])
-            return reply.first?.string.flatMap(BusName.init(validating:))
+            return BusName(validating: try callBusWaiting(BusDriver.getNameOwner, name.rawValue))
         } catch ErrorName.nameHasNoOwner {
             return nil
         }
@@ -60,19 +51,16 @@ extension Connection {
 
     /// The process ID of the connection that owns `name`.
     public func processID(of name: BusName) throws(BusError) -> UInt32 {
-        guard let pid = try callBus("GetConnectionUnixProcessID", [.string(name.rawValue)]).first?.uint32 else {
-            throw BusError(.failed, "unexpected reply to GetConnectionUnixProcessID")
-        }
-        return pid
+        try callBusWaiting(BusDriver.getConnectionUnixProcessID, name.rawValue)
     }
 
     /// Subscribes to messages that match `rule` (see the D-Bus specification's match rules).
     public func addMatch(_ rule: String) throws(BusError) {
-        _ = try callBus("AddMatch", [.string(rule)])
+        _ = try callBusWaiting(BusDriver.addMatch, rule)
     }
 
     /// Drops a subscription added with `addMatch`.
     public func removeMatch(_ rule: String) throws(BusError) {
-        _ = try callBus("RemoveMatch", [.string(rule)])
+        _ = try callBusWaiting(BusDriver.removeMatch, rule)
     }
 }

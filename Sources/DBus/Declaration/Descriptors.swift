@@ -83,6 +83,8 @@ extension MethodReply where Self: DBusRepresentable {
 }
 
 extension UInt32: MethodReply {}
+extension String: MethodReply {}
+extension VariantDictionary: MethodReply {}
 
 /// The empty reply of a method that returns nothing.
 public struct NoReply: MethodReply {
@@ -237,5 +239,65 @@ public struct InterfaceDescriptor: Sendable {
             methods.isEmpty && properties.map(\.name) == self.properties.map(\.name),
             "\(name): bind every declared property once, in the declared order")
         return SubtreeInterface(name, properties: properties)
+    }
+}
+
+// MARK: - Signals
+
+/// One signal: its name, its interface, and its arguments' names and types.
+public struct SignalDescriptor<each Argument: DBusRepresentable>: Sendable {
+    /// The signal's name.
+    public let name: MemberName
+    /// The interface it belongs to.
+    public let interface: InterfaceName
+    /// The arguments, named, in order.
+    public let arguments: [ArgumentDeclaration]
+    /// What it announces.
+    public let doc: String
+
+    /// A signal called `name` of `interface` whose arguments are called `arguments`.
+    public init(_ name: MemberName, of interface: InterfaceName, _ arguments: repeat ArgumentName<each Argument>, doc: String) {
+        self.name = name
+        self.interface = interface
+        var declared: [ArgumentDeclaration] = []
+        repeat declared.append(ArgumentDeclaration(name: (each arguments).name, signature: (each Argument).signature))
+        self.arguments = declared
+        self.doc = doc
+    }
+
+    /// The signature of its arguments, e.g. `sss`.
+    public var signature: String { arguments.map(\.signature.rawValue).joined() }
+
+    /// The arguments of `message` if it is this signal with exactly the declared types; nil for
+    /// any other message. Says nothing of who sent it: the caller checks the sender it trusts.
+    public func decode(_ message: Message) -> (repeat each Argument)? {
+        guard message.isSignal(interface, name), let values = try? message.arguments(),
+            values.count == arguments.count
+        else { return nil }
+        var index = -1
+        func next() -> Int {
+            index += 1
+            return index
+        }
+        do {
+            return try (repeat (each Argument).decoded(values, at: next()))
+        } catch {
+            return nil
+        }
+    }
+
+    /// A match rule (the D-Bus specification's) for this signal, from `sender` and at `path` where
+    /// given, with string arguments fixed by position (`[0: "org.example.Name"]` is `arg0=…`).
+    /// Quotes in a value are escaped as the specification requires.
+    public func matchRule(sender: BusName? = nil, path: ObjectPath? = nil, arguments fixed: [Int: String] = [:]) -> String {
+        var rule = "type='signal'"
+        if let sender { rule += ",sender='\(sender)'" }
+        if let path { rule += ",path='\(path)'" }
+        rule += ",interface='\(interface)',member='\(name)'"
+        for (position, value) in fixed.sorted(by: { $0.key < $1.key }) {
+            let escaped = value.split(separator: "'", omittingEmptySubsequences: false).joined(separator: #"'\''"#)
+            rule += ",arg\(position)='\(escaped)'"
+        }
+        return rule
     }
 }
