@@ -40,7 +40,7 @@ let package = Package(
         // The client library apps import to report and watch network activity; no Foundation.
         .target(name: "NetActivity", dependencies: ["DBus", "NetActivityContract"]),
         // URLSession transfers and sessions tracked by the client library (Foundation, libcurl).
-        .target(name: "NetActivityURLSession", dependencies: ["NetActivity"]),
+        .target(name: "NetActivityURLSession", dependencies: ["NetActivity", "Locking"]),
         // The seed's NetworkActivityCenter sample made real: `swift run DownloadCenter`.
         .executableTarget(name: "DownloadCenter", dependencies: ["NetActivityURLSession"], path: "Examples/DownloadCenter"),
         // An app that holds a client and idles, built against NetActivity alone (RSS test).

@@ -7,12 +7,19 @@ import Musl
 /// A value guarded by a pthread mutex: the project's one lock, used by the model (which knows
 /// nothing of D-Bus) and by everything above it (`DBus` hands it on as `DBus.Locked`).
 ///
+/// The concurrency rules, for sources and tests alike:
+/// - State shared between threads sits in a `Locked`; a lone flag or counter may be an
+///   `Atomic`. No `Mutex`, no `NSLock`: the standard library's `Mutex` waits on a futex
+///   directly on Linux, which ThreadSanitizer does not see, so it reports the accesses inside
+///   `withLock` as races and would keep `make test-tsan` red.
+/// - Otherwise state is confined to one `EventLoop` (`EventLoop.assertConfined`, `LoopBound`),
+///   and a type's `@unchecked Sendable` says which of the two it rests on and asserts it in
+///   debug builds.
+/// - A signal handler touches only raw memory made before the handler was installed and makes
+///   only async-signal-safe calls (`ProcessSignals`).
+///
 /// The mutex lives on the heap: a `pthread_mutex_t` must never move once initialised, which a
 /// stored property of a Swift type does not guarantee.
-///
-/// Used instead of the standard library's `Mutex` because ThreadSanitizer reports accesses
-/// inside `Mutex.withLock` as races (a false positive that would keep `make test-tsan` red):
-/// on Linux that `Mutex` waits on a futex directly, which ThreadSanitizer does not see.
 public final class Locked<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value

@@ -17,7 +17,6 @@ public final class Activity: Sendable {
     private let ended = Atomic<Bool>(false)
     /// The latest report, and whether a hand-over to the loop thread is already on its way (so
     /// a tight loop of reports posts one piece of work, not one each).
-    // A pthread lock, not `Mutex`, which ThreadSanitizer cannot see through (see `Locked`).
     private let latest = Locked<(progress: Progress, posted: Bool)>((.bytes(0, 0), false))
 
     /// What was reported last: bytes, or a fraction alone.

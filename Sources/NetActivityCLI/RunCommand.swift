@@ -43,6 +43,8 @@ struct RunCommand {
     static let forwarded: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
     private static func installForwarding() {
+        // The lazy global is made here, on this thread, before a handler can read it.
+        _ = forwarding
         for signo in forwarded {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = forwardSignal
@@ -82,15 +84,15 @@ struct RunCommand {
             Output.error("cannot run '\(command[0])': \(String(cString: strerror(spawned)))")
             return spawned == ENOENT ? 127 : 126
         }
-        forwardedChild = pid
-        if pendingSignal != 0 { kill(pid, pendingSignal) }
+        forwarding[0] = pid
+        if forwarding[1] != 0 { kill(pid, forwarding[1]) }
         pthread_sigmask(SIG_SETMASK, &previous, nil)
 
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { return 1 }
         }
-        forwardedChild = 0
+        forwarding[0] = 0
         // WIFEXITED / WEXITSTATUS / WTERMSIG are macros Swift does not import.
         let terminatingSignal = status & 0x7F
         if terminatingSignal == 0 { return (status >> 8) & 0xFF }
@@ -98,15 +100,21 @@ struct RunCommand {
     }
 }
 
-/// The child that forwarded signals go to, and a signal that came before it started; used by
-/// the signal handler, which may only make async-signal-safe calls (kill).
-nonisolated(unsafe) private var forwardedChild: pid_t = 0
-nonisolated(unsafe) private var pendingSignal: Int32 = 0
+/// The child that forwarded signals go to (`[0]`, 0 before it starts) and a signal that came
+/// before it did (`[1]`). Raw memory, as `ProcessSignals` keeps its routes: made by
+/// `installForwarding` before any handler goes in, so the handler reads and writes plain
+/// memory and never runs Swift's lazy initialisation or touches a reference count, neither of
+/// which is async-signal-safe. The handler makes one async-signal-safe call (kill).
+nonisolated(unsafe) private let forwarding: UnsafeMutablePointer<Int32> = {
+    let slots = UnsafeMutablePointer<Int32>.allocate(capacity: 2)
+    slots.initialize(repeating: 0, count: 2)
+    return slots
+}()
 
 private let forwardSignal: @convention(c) (Int32) -> Void = { signo in
-    if forwardedChild > 0 {
-        kill(forwardedChild, signo)
+    if forwarding[0] > 0 {
+        kill(forwarding[0], signo)
     } else {
-        pendingSignal = signo
+        forwarding[1] = signo
     }
 }

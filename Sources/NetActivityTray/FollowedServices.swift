@@ -76,8 +76,8 @@ public struct FollowedServices: Equatable, Sendable {
 /// The merged state of the followed services, kept on one `EventLoop`: each side's last state
 /// and the last merged state handed out. Returned by `FollowedServices.observe(on:problems:_:)`.
 ///
-/// Touched only on the loop's thread (`cancel()` included); merged states go out in the order
-/// the loop received the sides' states.
+/// Touched only on the loop's thread (`cancel()` included; `loop.assertConfined` in debug
+/// builds); merged states go out in the order the loop received the sides' states.
 public final class MergedStates: @unchecked Sendable {
     private let loop: EventLoop
     private let expected: Set<ActivityInfo.Bus>
@@ -102,6 +102,7 @@ public final class MergedStates: @unchecked Sendable {
 
     /// Stops following: the sides' clients let go and the handler is not called again.
     public func cancel() {
+        loop.assertConfined("merged states")
         cancelled = true
         for observation in observations { observation.cancel() }
         observations.removeAll()
@@ -121,12 +122,14 @@ public final class MergedStates: @unchecked Sendable {
     }
 
     func record(_ state: IndicatorSnapshot, from side: ActivityInfo.Bus) {
+        loop.assertConfined("merged states")
         states[side] = state
         send()
     }
 
     /// The first state goes out now even if a side has not spoken yet.
     func endGrace() {
+        loop.assertConfined("merged states")
         graceOver = true
         send()
     }

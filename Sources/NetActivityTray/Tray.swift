@@ -10,7 +10,7 @@ import Glibc
 /// exports `/StatusNotifierItem` under `org.kde.StatusNotifierItem-PID-1`, keeps it registered
 /// with the StatusNotifierWatcher, and shows each merged state of `options.services` (whose clients
 /// follow the services through restarts on connections of their own). All mutable state below is
-/// touched only on the loop's thread.
+/// touched only on the loop's thread (`loop.assertConfined` in debug builds, where it changes).
 public final class Tray: @unchecked Sendable {
     private let options: TrayOptions
     private let problems: @Sendable (String) -> Void
@@ -107,6 +107,7 @@ public final class Tray: @unchecked Sendable {
     // MARK: - Running, on the loop's thread
 
     private func show(_ state: IndicatorSnapshot) {
+        loop.assertConfined("the tray")
         guard let item else { return }
         latest = state
         let now = ContinuousClock.now
@@ -130,6 +131,7 @@ public final class Tray: @unchecked Sendable {
     }
 
     private func handleSignal(_ message: Message) -> Bool {
+        loop.assertConfined("the tray")
         if message.isSignal(.local, "Disconnected") {
             problems("lost the connection to \(options.bus.busAddress); exiting")
             stop(status: 1)
@@ -147,6 +149,7 @@ public final class Tray: @unchecked Sendable {
     }
 
     private func stop(status: Int32) {
+        loop.assertConfined("the tray")
         exitStatus = status
         loop.stop()
     }

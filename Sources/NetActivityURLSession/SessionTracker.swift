@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import NetActivity
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -29,9 +30,9 @@ public final class SessionTracker: NSObject, URLSessionDataDelegate, URLSessionD
     public let forwardingTo: (any URLSessionDelegate)?
     private let client: NetActivityClient
     private let threshold: Double
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    private var tasks: [ObjectIdentifier: Tracked] = [:]
+    /// Every mutable thing the tracker has: the `@unchecked Sendable` above rests on this lock
+    /// alone (the rest is `let` and `Sendable`).
+    private let tasks = Locked<[ObjectIdentifier: Tracked]>([:])
 
     private struct Tracked {
         var activity: Activity
@@ -46,12 +47,12 @@ public final class SessionTracker: NSObject, URLSessionDataDelegate, URLSessionD
     }
 
     /// The tasks being tracked right now.
-    public var trackedTaskCount: Int { lock.withLock { tasks.count } }
+    public var trackedTaskCount: Int { tasks.withLock { $0.count } }
 
     // MARK: - Tracking
 
     private func change(_ task: URLSessionTask, _ update: (inout TransferProgress) -> Void) {
-        let report: (Activity, TransferProgress)? = lock.withLock {
+        let report: (Activity, TransferProgress)? = tasks.withLock { tasks in
             let key = ObjectIdentifier(task)
             var tracked = tasks[key] ?? Tracked(
                 activity: client.begin(
@@ -67,13 +68,13 @@ public final class SessionTracker: NSObject, URLSessionDataDelegate, URLSessionD
     }
 
     private func finish(_ task: URLSessionTask) {
-        lock.withLock { tasks.removeValue(forKey: ObjectIdentifier(task)) }?.activity.end()
+        tasks.withLock { $0.removeValue(forKey: ObjectIdentifier(task)) }?.activity.end()
     }
 
     // MARK: - URLSessionDelegate
 
     public func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {
-        let all = lock.withLock {
+        let all = tasks.withLock { tasks in
             defer { tasks.removeAll() }
             return tasks.values.map(\.activity)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import NetActivity
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -23,15 +24,31 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let activity: Activity
     private let sink: BodySink
     private let onProgress: (@Sendable (TransferProgress) -> Void)?
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    private var gate: ProgressGate
-    private var progress = TransferProgress()
-    private var response: URLResponse?
-    private var body = Data()
-    private var file: FileHandle?
-    private var failure: (any Error)?
-    private var continuation: CheckedContinuation<Outcome, any Error>?
+    /// Every mutable thing the transfer has: the `@unchecked Sendable` above rests on this lock
+    /// alone (the rest is `let` and `Sendable`).
+    private let state: Locked<State>
+
+    private struct State {
+        var gate: ProgressGate
+        var progress = TransferProgress()
+        var response: URLResponse?
+        var body = Data()
+        var file: FileHandle?
+        var failure: (any Error)?
+        var continuation: CheckedContinuation<Outcome, any Error>?
+
+        func outcome(_ error: (any Error)?) -> Result<Outcome, any Error> {
+            if let failure { return .failure(failure) }
+            if let error {
+                return .failure((error as? URLError)?.code == .cancelled ? CancellationError() : error)
+            }
+            guard let response else { return .failure(URLError(.badServerResponse)) }
+            if progress.bytesExpectedToReceive > 0, progress.bytesReceived < progress.bytesExpectedToReceive {
+                return .failure(URLError(.networkConnectionLost))
+            }
+            return .success(Outcome(response: response, body: body))
+        }
+    }
 
     init(
         activity: Activity, sink: BodySink, threshold: Double, bytesToSend: UInt64,
@@ -40,8 +57,9 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         self.activity = activity
         self.sink = sink
         self.onProgress = onProgress
-        gate = ProgressGate(threshold: threshold)
-        progress.bytesExpectedToSend = bytesToSend
+        var state = State(gate: ProgressGate(threshold: threshold))
+        state.progress.bytesExpectedToSend = bytesToSend
+        self.state = Locked(state)
     }
 
     /// Runs `task` on `session` to its end. Cancelling the calling task cancels it.
@@ -49,7 +67,7 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         defer { session.finishTasksAndInvalidate() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                lock.withLock { self.continuation = continuation }
+                state.withLock { $0.continuation = continuation }
                 task.resume()
             }
         } onCancel: {
@@ -74,14 +92,14 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         var disposition = URLSession.ResponseDisposition.allow
-        lock.withLock {
-            self.response = response
+        state.withLock { state in
+            state.response = response
             if case .file(let destination) = sink {
                 do {
                     _ = FileManager.default.createFile(atPath: destination.path, contents: nil)
-                    file = try FileHandle(forWritingTo: destination)
+                    state.file = try FileHandle(forWritingTo: destination)
                 } catch {
-                    failure = error
+                    state.failure = error
                     disposition = .cancel
                 }
             }
@@ -95,14 +113,14 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         // Counted here: on Linux, countOfBytesReceived stays 0 while a data task runs.
-        let writeFailed: Bool = lock.withLock {
-            if let file {
+        let writeFailed: Bool = state.withLock { state in
+            if let file = state.file {
                 do { try file.write(contentsOf: data) } catch {
-                    failure = error
+                    state.failure = error
                     return true
                 }
             } else if case .memory = sink {
-                body.append(data)
+                state.body.append(data)
             }
             return false
         }
@@ -115,18 +133,18 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let (continuation, result): (CheckedContinuation<Outcome, any Error>?, Result<Outcome, any Error>) =
-            lock.withLock {
-                let waiting = self.continuation
-                self.continuation = nil
-                try? file?.close()
-                file = nil
-                return (waiting, outcome(error))
+            state.withLock { state in
+                let waiting = state.continuation
+                state.continuation = nil
+                try? state.file?.close()
+                state.file = nil
+                return (waiting, state.outcome(error))
             }
         if case .failure = result, case .file(let destination) = sink {
             try? FileManager.default.removeItem(at: destination)
         }
         if case .success = result {
-            let final = lock.withLock { progress }
+            let final = state.withLock { $0.progress }
             activity.report(final)
             onProgress?(final)
         }
@@ -136,25 +154,12 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // MARK: - Progress
 
     private func changeProgress(_ change: (inout TransferProgress) -> Void) {
-        let due: TransferProgress? = lock.withLock {
-            change(&progress)
-            return gate.shouldReport(progress) ? progress : nil
+        let due: TransferProgress? = state.withLock { state in
+            change(&state.progress)
+            return state.gate.shouldReport(state.progress) ? state.progress : nil
         }
         guard let due else { return }
         activity.report(due)
         onProgress?(due)
-    }
-
-    /// Called with `lock` held.
-    private func outcome(_ error: (any Error)?) -> Result<Outcome, any Error> {
-        if let failure { return .failure(failure) }
-        if let error {
-            return .failure((error as? URLError)?.code == .cancelled ? CancellationError() : error)
-        }
-        guard let response else { return .failure(URLError(.badServerResponse)) }
-        if progress.bytesExpectedToReceive > 0, progress.bytesReceived < progress.bytesExpectedToReceive {
-            return .failure(URLError(.networkConnectionLost))
-        }
-        return .success(Outcome(response: response, body: body))
     }
 }

@@ -1,6 +1,5 @@
 import DBus
 import Foundation
-import Synchronization
 
 /// An `EventLoop` running on a Foundation `Thread` of its own, for tests that need the loop
 /// to answer while the test thread blocks, or that run a program's loop as the program would.
@@ -48,7 +47,7 @@ public final class RunningLoop: Sendable {
     ///
     /// - Throws: `BusTestError` if it has not run within 10 s; whatever `work` throws.
     public func sync<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) throws -> Result {
-        let outcome = Mutex<Swift.Result<Result, any Error>?>(nil)
+        let outcome = Locked<Swift.Result<Result, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         loop.post {
             let result = Swift.Result { try work() }

@@ -1,7 +1,6 @@
 import BusTestSupport
 import DBus
 import Foundation
-import Synchronization
 import Testing
 
 /// The bus's own interface, declared with typed descriptors: name-owner changes decoded once,
@@ -75,7 +74,7 @@ import Testing
         loop.attach(connection)
         let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
-        let results = Mutex<[String]>([])
+        let results = Locked<[String]>([])
         let done = DispatchSemaphore(value: 0)
         let unique = connection.uniqueName.rawValue
         loop.schedule(after: .zero) {

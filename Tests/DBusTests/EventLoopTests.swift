@@ -84,7 +84,7 @@ import Glibc
         let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
         let fired = Log<String>()
-        let elapsed = Mutex<Duration?>(nil)
+        let elapsed = Locked<Duration?>(nil)
         let done = DispatchSemaphore(value: 0)
         loop.post {
             let start = monotonicNow()
@@ -126,7 +126,7 @@ import Glibc
         let loop = try EventLoop()
         let thread = try RunningLoop(loop)
         defer { try? thread.stop() }
-        let elapsed = Mutex<Duration?>(nil)
+        let elapsed = Locked<Duration?>(nil)
         let done = DispatchSemaphore(value: 0)
         loop.post {
             let start = monotonicNow()

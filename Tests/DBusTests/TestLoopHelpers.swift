@@ -1,11 +1,10 @@
 import BusTestSupport
 import DBus
 import Foundation
-import Synchronization
 
 /// Values appended from any thread and read from any other.
 final class Log<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
+    private let items = Locked<[Element]>([])
 
     func append(_ item: Element) { items.withLock { $0.append(item) } }
     var all: [Element] { items.withLock { $0 } }
@@ -18,7 +17,7 @@ final class HandClock: EventLoopClock, Sendable {
         var observers: [@Sendable () -> Void] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var nanoseconds: UInt64 { state.withLock { $0.nanoseconds } }
     var movesByItself: Bool { false }

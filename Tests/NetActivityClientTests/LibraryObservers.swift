@@ -4,7 +4,6 @@ import Foundation
 import NetActivity
 import NetActivityContract
 import NetActivityTestSupport
-import Synchronization
 
 // What the client library shows a test: the clients it makes, the states it yields, the labels
 // it holds.
@@ -62,7 +61,7 @@ final class StateRecorder: Sendable {
 }
 
 private final class StateBox: Sendable {
-    private let recorded = Mutex<[IndicatorSnapshot]>([])
+    private let recorded = Locked<[IndicatorSnapshot]>([])
     func append(_ state: IndicatorSnapshot) { recorded.withLock { $0.append(state) } }
     var states: [IndicatorSnapshot] { recorded.withLock { $0 } }
 }
@@ -92,7 +91,7 @@ func collapsingRepeats<T: Equatable>(_ values: [T]) -> [T] {
 
 /// A one-shot signal a test awaits, e.g. "the body has started".
 final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     func open() {
         let waiters = state.withLock { state in

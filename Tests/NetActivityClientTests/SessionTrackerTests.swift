@@ -1,10 +1,10 @@
+import DBus
 import BusTestSupport
 import NetActivityTestSupport
 import Foundation
 import NetActivity
 import NetActivityContract
 import NetActivityURLSession
-import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -16,9 +16,9 @@ import FoundationNetworking
 @Suite struct SessionTrackerTests {
     /// The app's delegate: collects bodies and completions as an app would.
     final class AppDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-        let bodies = Mutex<[Int: Int]>([:])
-        let completions = Mutex<[Int: String]>([:])
-        let responses = Mutex(0)
+        let bodies = Locked<[Int: Int]>([:])
+        let completions = Locked<[Int: String]>([:])
+        let responses = Locked(0)
 
         func urlSession(
             _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,

@@ -1,10 +1,10 @@
+import DBus
 import BusTestSupport
 import NetActivityTestSupport
 import Foundation
 import NetActivity
 import NetActivityContract
 import NetActivityURLSession
-import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -20,7 +20,7 @@ import FoundationNetworking
         let client = service.client(problems)
         let probe = try service.probe()
         let answer = ThreadLatch()
-        let seenHeader = Mutex<String?>(nil)
+        let seenHeader = Locked<String?>(nil)
         let server = try LoopbackHTTPServer { exchange in
             seenHeader.withLock { $0 = exchange.header("X-Feed-Token") }
             answer.wait()
@@ -51,7 +51,7 @@ import FoundationNetworking
         let client = service.client(ProblemLog())
         let probe = try service.probe()
         let payload = Data((0..<(512 * 1024)).map { UInt8(truncatingIfNeeded: $0) })
-        let received = Mutex(0)
+        let received = Locked(0)
         let respond = ThreadLatch()
         let server = try LoopbackHTTPServer { exchange in
             let length = Int(exchange.header("Content-Length") ?? "") ?? 0
@@ -62,7 +62,7 @@ import FoundationNetworking
         }
         var request = URLRequest(url: server.url("/upload/photo.jpg"))
         request.httpMethod = "POST"
-        let reports = Mutex<[TransferProgress]>([])
+        let reports = Locked<[TransferProgress]>([])
         let upload = Task {
             try await client.upload(for: request, from: payload, progressThreshold: 0.1) { progress in
                 reports.withLock { $0.append(progress) }
@@ -95,14 +95,14 @@ import FoundationNetworking
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("upload-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(repeating: 7, count: 100_000).write(to: file)
-        let received = Mutex(0)
+        let received = Locked(0)
         let server = try LoopbackHTTPServer { exchange in
             received.withLock { $0 = exchange.readBody(count: Int(exchange.header("Content-Length") ?? "") ?? 0) }
             exchange.sendHead(contentLength: 0)
         }
         var request = URLRequest(url: server.url("/put/file"))
         request.httpMethod = "PUT"
-        let last = Mutex<TransferProgress?>(nil)
+        let last = Locked<TransferProgress?>(nil)
         let (_, response) = try await client.upload(for: request, fromFile: file) { progress in
             last.withLock { $0 = progress }
         }
@@ -126,7 +126,7 @@ import FoundationNetworking
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("download-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
         let before = residentBytes()
-        let peak = Mutex(before)
+        let peak = Locked(before)
         let sampler = Task {
             while !Task.isCancelled {
                 let now = residentBytes()

@@ -3,7 +3,6 @@ import DBus
 import Foundation
 import NetActivity
 import NetActivityTray
-import Synchronization
 
 /// A StatusNotifierWatcher owned by the test: a real object at `/StatusNotifierWatcher` under
 /// `org.kde.StatusNotifierWatcher`, answered by an `EventLoop` on a thread of its own, that
@@ -24,11 +23,11 @@ final class TestWatcher: @unchecked Sendable {
     private var server: ObjectServer?
     private let loop: EventLoop
     private var thread: RunningLoop?
-    private let recorded = Mutex<[Registration]>([])
+    private let recorded = Locked<[Registration]>([])
     /// How many `RegisterStatusNotifierItem` calls are still to be refused, as a panel that is
     /// still starting up might.
-    private let toRefuse: Mutex<Int>
-    private let refusedCount = Mutex(0)
+    private let toRefuse: Locked<Int>
+    private let refusedCount = Locked(0)
 
     /// Connects to the bus at `address`, exports the watcher and takes the name: as the only
     /// owner, or with `replacing` from a current owner that allows replacement (the name then
@@ -36,7 +35,7 @@ final class TestWatcher: @unchecked Sendable {
     ///
     /// - Throws: `BusTestError` if the name cannot be taken.
     init(address: String, replacing: Bool = false, refusing: Int = 0) throws {
-        toRefuse = Mutex(refusing)
+        toRefuse = Locked(refusing)
         let connection = try Connection(.address(address))
         let server = ObjectServer(connection: connection)
         let loop = try EventLoop()

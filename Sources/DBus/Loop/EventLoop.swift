@@ -215,6 +215,16 @@ public final class EventLoop: @unchecked Sendable {
         loopThread.load(ordering: .acquiring) == UInt(pthread_self())
     }
 
+    /// Checks, in debug builds, the rule an object confined to this loop keeps (the rule its
+    /// `@unchecked Sendable` rests on): it is touched on the loop's thread while the loop runs,
+    /// and on one thread only before and after (`loopThread` is 0 then).
+    public func assertConfined(_ what: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+        #if DEBUG
+        let thread = loopThread.load(ordering: .acquiring)
+        assert(thread == 0 || thread == UInt(pthread_self()), "\(what()) touched off its loop's thread", file: file, line: line)
+        #endif
+    }
+
     /// Makes `run()` return after the current turn. Safe from any thread.
     public func stop() {
         stopRequested.store(true, ordering: .sequentiallyConsistent)

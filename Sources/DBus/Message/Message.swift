@@ -1,4 +1,5 @@
 internal import CDBus
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -9,9 +10,13 @@ import Musl
 ///
 /// Owns one reference to a libdbus `DBusMessage`, released when the object goes away.
 public final class Message: @unchecked Sendable {
-    // A DBusMessage is not locked by libdbus; a Message is handed from thread to thread but
-    // is only ever used by one at a time.
+    // A DBusMessage is not locked by libdbus while it is written; a Message is handed from
+    // thread to thread but only ever written by one at a time (`append`, asserted in debug
+    // builds), and once sent it is only read, which libdbus allows from any thread.
     private let owned: OwnedMessage
+    #if DEBUG
+    private let appending = Atomic<Bool>(false)
+    #endif
     var raw: RawMessage { owned.raw }
     // The body signature's length when this object knows it (a message it created and
     // appended to), so `append` need not ask libdbus, which parses the header for it.
@@ -159,6 +164,10 @@ public final class Message: @unchecked Sendable {
     /// ill-typed value.
     public func append(_ values: [Value]) throws(BusError) {
         guard !values.isEmpty else { return }
+        #if DEBUG
+        assert(!appending.exchange(true, ordering: .acquiring), "a Message written by two threads at once")
+        defer { appending.store(false, ordering: .releasing) }
+        #endif
         let known = knownSignatureLength
         knownSignatureLength = nil  // until every value is in: a failure leaves part of them
         knownSignatureLength = try Self.append(values, to: raw, signatureLength: known)
