@@ -139,7 +139,7 @@ VERSION2_COMMIT := 5318145
 VERSION2_SOURCE := .build/version2-source
 VERSION2_BINARY := $(VERSION2_SOURCE)/.build/release/netactivityd
 
-## What the benchmark needs beyond `deps`: dbus-test-tool (dbus-tests) and cc, when missing.
+## What the benchmark needs beyond `deps`: dbus-test-tool (dbus-tests), when missing.
 bench-deps:
 	@scripts/install-deps.sh bench
 

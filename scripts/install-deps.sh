@@ -6,8 +6,9 @@
 #
 #   (no mode)  what `make run`, `make install` and `make test` need (`make deps`)
 #   bench      also what the benchmark needs (`make bench-deps`): dbus-test-tool (Debian's
-#              dbus-tests), the floor it compares netactivityd with, and a C compiler for the C
-#              floor. (valgrind and perf are for profiling by hand; see docs/benchmarks.md.)
+#              dbus-tests), the floor it compares netactivityd with. The C compiler for the C
+#              floor is in the default set: the tests build that floor too. (valgrind and perf
+#              are for profiling by hand; see docs/benchmarks.md.)
 #   deb        also what `make deb` needs: dpkg-shlibdeps (dpkg-dev); dpkg-deb is dpkg's own.
 #   test-deb   also what `make test-deb`'s check needs besides: lintian (about 120 packages,
 #              which is why `make deb` alone does not install it).
@@ -50,11 +51,12 @@ need 'command -v tmux' tmux
 need 'command -v curl' curl
 need 'command -v python3' python3
 need 'command -v strace' strace
+# The service's tests build the benchmark's C floor to check it sends what the service sends.
+need 'command -v cc' gcc
 case "${1:-}" in
 "") ;;
 bench)
     need 'command -v dbus-test-tool' dbus-tests
-    need 'command -v cc' gcc
     ;;
 deb)
     need 'command -v dpkg-shlibdeps' dpkg-dev
