@@ -3,7 +3,7 @@
 
 usage: gnome-extension/build.py OUTDIR
 
-  OUTDIR/shell43/UUID/   GNOME 43 and 44: legacy imports, init() returning enable()/disable()
+  OUTDIR/shell43/UUID/   GNOME 43: legacy imports, init() returning enable()/disable()
   OUTDIR/shell45/UUID/   GNOME 45 and later: an ES module, `export default class … extends Extension`
   OUTDIR/UUID.shell43.zip, OUTDIR/UUID.shell45.zip
                          what extensions.gnome.org accepts (files at the top of the zip); it

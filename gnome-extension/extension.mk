@@ -23,7 +23,7 @@ GNOME_SHELL_FORMAT ?= $(shell v=$$( { gnome-shell --version 2>/dev/null || \
 
 gnome-extension:
 	python3 gnome-extension/build.py $(GNOME_EXTENSION_BUILD)
-	@echo "built $(GNOME_EXTENSION_BUILD)/$(GNOME_EXTENSION_UUID).shell43.zip (GNOME 43, 44)" \
+	@echo "built $(GNOME_EXTENSION_BUILD)/$(GNOME_EXTENSION_UUID).shell43.zip (GNOME 43)" \
 		"and $(GNOME_EXTENSION_BUILD)/$(GNOME_EXTENSION_UUID).shell45.zip (GNOME 45 and later)"
 
 ## What test-gnome needs beyond `deps`: gnome-shell, gjs, PyGObject, glib-compile-resources.

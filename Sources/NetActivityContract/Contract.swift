@@ -23,9 +23,9 @@ public enum NetActivityBus {
     /// The object path of activity `id`: `…/activity/ID` in decimal.
     public static func activityPath(_ id: UInt32) -> ObjectPath {
         // The prefix and the digits written into one new string: every BeginActivity and
-        // EndActivity names its object, and `prefix + String(id)` made a second string through
-        // the standard library's generic integer formatting (docs/benchmarks.md, "Why the hot
-        // path looks the way it does").
+        // EndActivity names its object, so the path takes one string and no generic integer
+        // formatting from the standard library (docs/benchmarks.md, "Why the hot path looks the
+        // way it does").
         var digitCount = 1
         var rest = id
         while rest >= 10 {

@@ -166,7 +166,7 @@ public struct Ledger: Sendable {
         guard bytes <= Self.maximumLabelBytes else {
             throw .labelTooLong(bytes: bytes, limit: Self.maximumLabelBytes)
         }
-        // Two checks written out: an array of the pairs cost an allocation on every begin.
+        // Two checks written out: an array of the pairs would be an allocation on every begin.
         if hints.application.utf8.count > ActivityHints.maximumBytes {
             throw .hintTooLong(key: "application", bytes: hints.application.utf8.count, limit: ActivityHints.maximumBytes)
         }

@@ -73,9 +73,9 @@ extension Service {
     }
 
     /// `io.github.netactivity.NetActivity1.Activity`: one table for every activity object, each
-    /// getter handed the object asked for (`Subtree`): a table built for each lookup cost
-    /// GetManagedObjects over 65,536 objects more than marshalling them (docs/benchmarks.md,
-    /// "Scale").
+    /// getter handed the object asked for (`Subtree`), so `GetManagedObjects` over 65,536 objects
+    /// builds no table per object, which would cost more than marshalling them
+    /// (docs/benchmarks.md, "Scale").
     func makeActivityInterface() -> SubtreeInterface<DescribedActivity> {
         typealias Object = ActivityObjectInterface
         return Object.descriptor.bind(

@@ -13,8 +13,8 @@ public final class Service {
     private let clock: any IndicatorClock
     // Read and changed several times by every call, by the loop's thread alone: each change
     // lends `indicator` to `Indicator` code that never calls back here or runs the loop, so no
-    // access can overlap (`perform` asserts it in debug builds), and the runtime's checks were a
-    // measurable share of a call (docs/benchmarks.md, "Why the hot path looks the way it does").
+    // access can overlap (`perform` asserts it in debug builds), and the runtime's checks would be
+    // a measurable share of a call (docs/benchmarks.md, "Why the hot path looks the way it does").
     @exclusivity(unchecked) var indicator: Indicator
     #if DEBUG
     // Set while `perform` lends `indicator` out: a change from within a change would overlap.

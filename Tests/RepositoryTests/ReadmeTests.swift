@@ -189,8 +189,11 @@ struct SwiftCompiler {
     /// The flags that let clang find libdbus's headers under CDBus's module map.
     let cDBusFlags: [String]
 
-    /// Objects a program linked against the client library needs: its target and those it uses.
-    static let clientTargets = ["NetActivity", "NetActivityContract", "DBus", "Locking"]
+    /// Objects a program linked against the client library needs: its target and those it uses,
+    /// as `Package.swift` says.
+    static func clientTargets() throws -> [String] {
+        PackageTargets.linked(["NetActivity"], in: try Repository.text("Package.swift"))
+    }
 
     init() throws {
         try requireTool("swiftc")
@@ -221,7 +224,7 @@ struct SwiftCompiler {
 
     func build(_ block: FencedBlock, to executable: String, in scratch: ScratchDirectory) throws -> ProcessResult {
         let source = try scratch.write("main.swift", block.text)
-        let objects = try Self.clientTargets.flatMap { target in
+        let objects = try Self.clientTargets().flatMap { target in
             let directory = products + "/\(target).build"
             return try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".o") }
                 .sorted().map { directory + "/" + $0 }

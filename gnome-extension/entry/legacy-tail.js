@@ -1,4 +1,4 @@
-// MARK: - Entry points (GNOME 43 and 44)
+// MARK: - Entry points (GNOME 43)
 
 class NetActivityExtension {
     constructor(metadata) {

@@ -56,7 +56,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     // Every turn reads the state below, a dozen accesses a turn, where the runtime's exclusivity
-    // checks were a measurable share of the loop's own cost (docs/benchmarks.md, "Why the hot
+    // checks would be a measurable share of the loop's own cost (docs/benchmarks.md, "Why the hot
     // path looks the way it does"). It is safe without them: only the loop's thread touches it
     // (the class's rule for every caller; each turn asserts it in debug builds), and no access
     // spans a call that could reach back in: a turn iterates copies, as libdbus callbacks may

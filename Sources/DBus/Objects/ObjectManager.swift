@@ -34,7 +34,7 @@ extension ObjectServer {
     ///
     /// Like `GetManagedObjects`, marshalled by `WireEncoder` straight from the interface tables
     /// and validated once by libdbus: an object comes and goes with every BeginActivity and
-    /// EndActivity, and libdbus's type writer cost several times more than the call itself.
+    /// EndActivity, and libdbus's type writer costs several times more than the call itself.
     public func emitInterfacesAdded(at path: ObjectPath) throws(BusError) {
         guard let manager = manager(of: path), let (own, object) = ownInterfaces(at: path) else { return }
         guard connection.isConnected else { throw BusError(.disconnected, "not connected to the bus") }
