@@ -1,5 +1,6 @@
 import DBus
 import NetActivityContract
+import PrivateBusLauncher
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,15 +43,15 @@ enum BridgeCost {
         }
         Clock.sleep(milliseconds: 1_000)
 
-        let idleStart = ProcessStats.sample(bridge.pid)
+        let idleStart = ProcessStatistics.sample(bridge.pid)
         Clock.sleep(milliseconds: idleSeconds * 1_000)
-        let idleEnd = ProcessStats.sample(bridge.pid)
-        let idleRSS = Memory.sample(bridge.pid).rss
+        let idleEnd = ProcessStatistics.sample(bridge.pid)
+        let idleRSS = ProcessMemory.sample(bridge.pid).rss
 
         // Following: a transaction downloading, and a launcher entry's progress.
         packageKit.startTransaction()
         let sender = try session.connect()
-        let followStart = ProcessStats.sample(bridge.pid)
+        let followStart = ProcessStatistics.sample(bridge.pid)
         let start = Clock.now
         let end = start + UInt64(followSeconds) * 1_000_000_000
         var launcherUpdates = 0
@@ -75,14 +76,14 @@ enum BridgeCost {
             if next > Clock.now { Clock.sleep(milliseconds: Int((next - Clock.now) / 1_000_000)) }
         }
         let elapsed = Clock.now - start
-        let followEnd = ProcessStats.sample(bridge.pid)
+        let followEnd = ProcessStatistics.sample(bridge.pid)
         let cpu = followEnd.cpuNanoseconds - followStart.cpuNanoseconds
         let packageKitUpdates = packageKit.stopTransaction()
         return BridgeFigures(
             idleRSSKiB: idleRSS, idleSwitches: idleEnd.contextSwitches - idleStart.contextSwitches,
             idleCPU: idleEnd.cpuNanoseconds - idleStart.cpuNanoseconds, idleSeconds: idleSeconds,
             followingCPUShare: Double(cpu) / Double(max(elapsed, 1)),
-            followingSwitches: followEnd.contextSwitches - followStart.contextSwitches, followingRSSKiB: Memory.sample(bridge.pid).rss,
+            followingSwitches: followEnd.contextSwitches - followStart.contextSwitches, followingRSSKiB: ProcessMemory.sample(bridge.pid).rss,
             launcherUpdates: launcherUpdates, packageKitUpdates: packageKitUpdates)
     }
 }

@@ -1,5 +1,6 @@
 import DBus
 import NetActivityContract
+import PrivateBusLauncher
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -87,20 +88,20 @@ final class CallLoop {
         completed = 0
         errors = 0
         signals = 0
-        let serviceStart = ProcessStats.sample(service)
+        let serviceStart = ProcessStatistics.sample(service)
         let serviceBefore = serviceStart.cpuNanoseconds
-        let busBefore = ProcessStats.sample(bus).cpuNanoseconds
-        let clientBefore = ProcessStats.sample(getpid()).cpuNanoseconds
+        let busBefore = ProcessStatistics.sample(bus).cpuNanoseconds
+        let clientBefore = ProcessStatistics.sample(getpid()).cpuNanoseconds
         let start = Clock.now
         try run(for: window)
         try drain()
         let end = Clock.now
-        let clientCPU = ProcessStats.sample(getpid()).cpuNanoseconds - clientBefore
-        let serviceEnd = ProcessStats.sample(service)
+        let clientCPU = ProcessStatistics.sample(getpid()).cpuNanoseconds - clientBefore
+        let serviceEnd = ProcessStatistics.sample(service)
         return WindowResult(
             calls: completed, nanoseconds: end - start, errors: errors, signals: signals,
             serviceCPU: serviceEnd.cpuNanoseconds - serviceBefore,
-            busCPU: ProcessStats.sample(bus).cpuNanoseconds - busBefore, clientCPU: clientCPU,
+            busCPU: ProcessStatistics.sample(bus).cpuNanoseconds - busBefore, clientCPU: clientCPU,
             serviceSwitches: serviceEnd.contextSwitches - serviceStart.contextSwitches, pid: service)
     }
 

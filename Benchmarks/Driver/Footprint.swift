@@ -1,15 +1,16 @@
 import DBus
 import NetActivityContract
+import PrivateBusLauncher
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Memory, the release of a departing client, and the idle cost of one service binary.
 struct FootprintFigures {
-    var idle: Memory
-    var loaded: Memory
+    var idle: ProcessMemory
+    var loaded: ProcessMemory
     /// After every client left and the debounce settled.
-    var drained: Memory
+    var drained: ProcessMemory
     /// From closing the client's connection to the watcher receiving the PropertiesChanged.
     var releaseNanoseconds: UInt64
     /// PropertiesChanged signals the release caused (watched for 300 ms).
@@ -35,7 +36,7 @@ enum Footprint {
         let child = try contender.start(on: bus, wrapper: wrapper)
         defer { try? Contender.stop(child, on: bus) }
         Clock.sleep(milliseconds: 300)
-        let idle = Memory.sample(child.pid)
+        let idle = ProcessMemory.sample(child.pid)
 
         var clients: [Connection] = []
         for _ in 0..<connections { clients.append(try bus.connect()) }
@@ -43,7 +44,7 @@ enum Footprint {
         // Past the 1 s activation delay (Visible flips) and the 50 ms throttle window, so the
         // release below is a leading edge of its own.
         Clock.sleep(milliseconds: 1_300)
-        let loaded = Memory.sample(child.pid)
+        let loaded = ProcessMemory.sample(child.pid)
 
         var watcher: Connection? = try bus.connect()
         do {
@@ -54,7 +55,7 @@ enum Footprint {
         Clock.sleep(milliseconds: 100)
         while watcher?.readMessage(timeout: .zero) != nil {}
 
-        let cpuBefore = ProcessStats.sample(child.pid).cpuNanoseconds
+        let cpuBefore = ProcessStatistics.sample(child.pid).cpuNanoseconds
         let start = Clock.now
         clients.removeFirst()  // closes the connection: the bus tells the service it left
         var releaseNanoseconds: UInt64 = 0
@@ -73,20 +74,20 @@ enum Footprint {
             signals += 1
         }
         guard signals > 0 else { throw BenchError("no PropertiesChanged after a client with activities left") }
-        let releaseCPU = ProcessStats.sample(child.pid).cpuNanoseconds - cpuBefore
+        let releaseCPU = ProcessStatistics.sample(child.pid).cpuNanoseconds - cpuBefore
 
         clients.removeAll()
         watcher = nil
         // The completion delay (0.17 s) and a throttle window pass; then nothing is pending.
         Clock.sleep(milliseconds: 600)
-        let drained = Memory.sample(child.pid)
+        let drained = ProcessMemory.sample(child.pid)
 
         var idleSwitches: UInt64?
         var idleCPU: UInt64?
         if let idleSeconds {
-            let before = ProcessStats.sample(child.pid)
+            let before = ProcessStatistics.sample(child.pid)
             Clock.sleep(milliseconds: idleSeconds * 1_000)
-            let after = ProcessStats.sample(child.pid)
+            let after = ProcessStatistics.sample(child.pid)
             idleSwitches = after.contextSwitches - before.contextSwitches
             idleCPU = after.cpuNanoseconds - before.cpuNanoseconds
         }

@@ -1,5 +1,6 @@
 import DBus
 import NetActivityContract
+import PrivateBusLauncher
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -204,7 +205,7 @@ enum Scale {
         /// while a watcher counts the bytes of every signal.
         func window(_ pattern: UpdatePattern, milliseconds: UInt64) throws(BenchError) -> Window {
             let watcher = try Watcher(bus: bus)
-            let cpuBefore = ProcessStats.sample(child.pid).cpuNanoseconds
+            let cpuBefore = ProcessStatistics.sample(child.pid).cpuNanoseconds
             let start = Clock.now
             let deadline = start + milliseconds * 1_000_000
             var updates = 0
@@ -233,7 +234,7 @@ enum Scale {
                 if pattern == .everyActivityInTurn { owner = (owner + 1) % owners.count }
             }
             let nanoseconds = Clock.now - start
-            let serviceCPU = ProcessStats.sample(child.pid).cpuNanoseconds - cpuBefore
+            let serviceCPU = ProcessStatistics.sample(child.pid).cpuNanoseconds - cpuBefore
             // The last throttled values go out by the end of their window (50 ms).
             Clock.sleep(milliseconds: 80)
             let (bytes, signals) = watcher.stop()
@@ -250,7 +251,7 @@ enum Scale {
             defer { watch.stop() }
             try settle(watch, "netactivity watch exited: is \(cli) built?")
             let (window, cpu) = try followed(by: watch)
-            let peak = Memory.sample(watch.pid).peak
+            let peak = ProcessMemory.sample(watch.pid).peak
             var figures = WatchFigures(
                 peakKiB: peak, cpuShare: Double(cpu) / Double(max(window.nanoseconds, 1)),
                 cpuPerSignal: Self.perSignal(cpu, window), fewestSignals: window.watcherSignals)
@@ -285,11 +286,11 @@ enum Scale {
 
         /// Waits until `watcher` has read every object (GetManagedObjects) and gone quiet.
         private func settle(_ watcher: Child, _ failure: String) throws(BenchError) {
-            var last = ProcessStats.sample(watcher.pid).cpuNanoseconds
+            var last = ProcessStatistics.sample(watcher.pid).cpuNanoseconds
             let deadline = Clock.now + 60_000_000_000
             repeat {
                 Clock.sleep(milliseconds: 200)
-                let now = ProcessStats.sample(watcher.pid).cpuNanoseconds
+                let now = ProcessStatistics.sample(watcher.pid).cpuNanoseconds
                 defer { last = now }
                 if now > 0, now - last < 2_000_000 { break }
             } while Clock.now < deadline && watcher.isRunning
@@ -302,7 +303,7 @@ enum Scale {
         /// behind and the service holds its throttled ones back: a figure per signal over so
         /// few is mostly the watcher's fixed costs.
         private func followed(by watcher: Child) throws(BenchError) -> (Window, UInt64) {
-            let cpuBefore = ProcessStats.sample(watcher.pid).cpuNanoseconds
+            let cpuBefore = ProcessStatistics.sample(watcher.pid).cpuNanoseconds
             var followed = try window(.everyActivityInTurn, milliseconds: 1_000)
             for _ in 1..<Scale.followedSeconds where followed.watcherSignals < Scale.followedSignals {
                 let more = try window(.everyActivityInTurn, milliseconds: 1_000)
@@ -314,7 +315,7 @@ enum Scale {
             }
             // The last signals are still in the watcher's queue when the window ends.
             Clock.sleep(milliseconds: 100)
-            return (followed, ProcessStats.sample(watcher.pid).cpuNanoseconds - cpuBefore)
+            return (followed, ProcessStatistics.sample(watcher.pid).cpuNanoseconds - cpuBefore)
         }
 
         private static func perSignal(_ cpu: UInt64, _ window: Window) -> Double {
@@ -328,9 +329,9 @@ enum Scale {
             throws(BenchError) -> ScaleFigures
         {
             // Before anything reads every object: a reply that large leaves the heap bigger.
-            let rss = Memory.sample(child.pid).rss
+            let rss = ProcessMemory.sample(child.pid).rss
             let reader = try bus.connect()
-            let managedCPUBefore = ProcessStats.sample(child.pid).cpuNanoseconds
+            let managedCPUBefore = ProcessStatistics.sample(child.pid).cpuNanoseconds
             let managedStart = Clock.now
             let managedObjects: Message
             do {
@@ -342,7 +343,7 @@ enum Scale {
                 throw BenchError("GetManagedObjects failed: \(error)")
             }
             let managedObjectsNanoseconds = Clock.now - managedStart
-            let managedObjectsCPU = ProcessStats.sample(child.pid).cpuNanoseconds - managedCPUBefore
+            let managedObjectsCPU = ProcessStatistics.sample(child.pid).cpuNanoseconds - managedCPUBefore
             let relayNanoseconds = try Scale.relay(managedObjects, on: bus)
             // Before one owner leaves: with every activity still live.
             let watch = try watch(self)

@@ -1,3 +1,4 @@
+import PrivateBusLauncher
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -50,7 +51,7 @@ struct Table {
 /// Where the figures come from: cores, CPU model, kernel.
 func machineDescription() -> String {
     let cores = sysconf(Int32(_SC_NPROCESSORS_ONLN))
-    let model = (readText("/proc/cpuinfo") ?? "").split(separator: "\n")
+    let model = (readProcFile("/proc/cpuinfo") ?? "").split(separator: "\n")
         .first { $0.hasPrefix("model name") }
         .flatMap { $0.split(separator: ":", maxSplits: 1).last }
         .map { $0.trimmingCharacters() } ?? "unknown CPU"

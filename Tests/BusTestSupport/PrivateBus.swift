@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 import PrivateBusLauncher
 
@@ -12,7 +13,7 @@ import Glibc
 /// eavesdropping), the session bus's generous limits, and `<servicedir>` entries for
 /// D-Bus activation. Like GLib's `GTestDBus`. Stopped (SIGTERM, reaped, directory removed)
 /// by `stop()` or when released.
-public final class PrivateBus: @unchecked Sendable {
+public final class PrivateBus: Sendable {
     /// The address clients connect to, as printed by the daemon
     /// (`unix:path=/tmp/…/dbus-…,guid=…`).
     public let address: String
@@ -21,8 +22,7 @@ public final class PrivateBus: @unchecked Sendable {
 
     private let files: PrivateBusFiles
     private let daemon: ChildProcess
-    private let lock = NSLock()
-    private var stopped = false
+    private let stopped = Locked(false)
 
     /// Starts the daemon and waits (up to 10 s) for it to print its address.
     ///
@@ -105,12 +105,12 @@ public final class PrivateBus: @unchecked Sendable {
     }
 
     private func shutDown(with signal: Int32) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !stopped else { return }
-        stopped = true
-        daemon.send(signal: signal)
-        _ = try? daemon.waitForExit(timeout: .seconds(10))
-        files.remove()
+        stopped.withLock { stopped in
+            guard !stopped else { return }
+            stopped = true
+            daemon.send(signal: signal)
+            _ = try? daemon.waitForExit(timeout: .seconds(10))
+            files.remove()
+        }
     }
 }

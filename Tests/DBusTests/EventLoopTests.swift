@@ -553,28 +553,22 @@ struct IdleWindow: CustomStringConvertible {
         let before = try sample(tid)
         Thread.sleep(forTimeInterval: 0.25)
         let after = try sample(tid)
-        return IdleWindow(cpu: .nanoseconds(after.cpu - before.cpu), wakeUps: after.switches - before.switches)
+        return IdleWindow(
+            cpu: .nanoseconds(Int64((after.cpuNanoseconds ?? 0) - (before.cpuNanoseconds ?? 0))),
+            wakeUps: Int(after.voluntarySwitches - before.voluntarySwitches))
     }
 
-    /// Whether the thread is asleep (state `S` in `stat`, after the parenthesised name).
+    /// Whether the thread is asleep (state `S`).
     private static func isSleeping(_ tid: Int32) throws -> Bool {
-        let stat = try String(contentsOfFile: "/proc/self/task/\(tid)/stat", encoding: .utf8)
-        guard let nameEnd = stat.lastIndex(of: ")") else { throw BusTestError("cannot read the state of task \(tid)") }
-        return stat[stat.index(after: nameEnd)...].split(separator: " ").first == "S"
+        try sample(tid).state == "S"
     }
 
-    /// Nanoseconds on the CPU (`schedstat`) and voluntary context switches (`status`).
-    private static func sample(_ tid: Int32) throws -> (cpu: Int64, switches: Int) {
-        let task = "/proc/self/task/\(tid)"
-        let schedstat = try String(contentsOfFile: task + "/schedstat", encoding: .utf8)
-        let status = try String(contentsOfFile: task + "/status", encoding: .utf8)
-        let switches = status.split(separator: "\n")
-            .first { $0.hasPrefix("voluntary_ctxt_switches:") }
-            .flatMap { Int($0.split(separator: "\t").last ?? "") }
-        guard let cpu = schedstat.split(separator: " ").first.flatMap({ Int64($0) }), let switches else {
-            throw BusTestError("cannot read \(task)/schedstat or status")
+    /// The thread of this process, now.
+    private static func sample(_ tid: Int32) throws -> ProcessStatistics.Thread {
+        guard let thread = ProcessStatistics.thread(tid, of: getpid()), thread.cpuNanoseconds != nil else {
+            throw BusTestError("cannot read /proc/self/task/\(tid)")
         }
-        return (cpu, switches)
+        return thread
     }
 }
 

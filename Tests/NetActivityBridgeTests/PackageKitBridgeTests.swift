@@ -112,14 +112,14 @@ struct PackageKitBridgeTests {
         }
         // The reply to that call, and the client's first steps, are still on their way.
         try waitUntil("the bridge to settle") {
-            let start = try ThreadActivity(pid: bridge.process.pid)
-            Thread.sleep(forTimeInterval: 0.2)
-            return try ThreadActivity(pid: bridge.process.pid) == start
+            try wakeUps(of: bridge.process.pid, over: 0.2).isEmpty
         }
-        let before = try ThreadActivity(pid: bridge.process.pid)
+        let before = ProcessStatistics.sample(bridge.process.pid)
         Thread.sleep(forTimeInterval: 2)
-        let after = try ThreadActivity(pid: bridge.process.pid)
-        #expect(after == before, "woke up while idle: \(before) → \(after)")
+        let after = ProcessStatistics.sample(bridge.process.pid)
+        #expect(!before.threads.isEmpty)
+        #expect(ProcessStatistics.wakeUps(from: before, to: after).isEmpty, "woke up while idle: \(ProcessStatistics.wakeUps(from: before, to: after))")
+        #expect(after.cpuTicks == before.cpuTicks, "used CPU while idle: \(before.cpuTicks) → \(after.cpuTicks) ticks")
     }
 
     /// The bridge killed with SIGKILL: the service ends everything it reported.
@@ -247,29 +247,4 @@ struct BridgedActivity: CustomStringConvertible {
     var description: String {
         "\(label) [\(kind), \(claimedApplication)] \(completed)/\(total) \(fraction)"
     }
-}
-
-/// A process's context switches over all its threads, and its CPU ticks, from /proc.
-struct ThreadActivity: Equatable, CustomStringConvertible {
-    var contextSwitches = 0
-    var cpuTicks = 0
-
-    init(pid: Int32) throws {
-        for task in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
-            let status = try String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)
-            for line in status.split(separator: "\n") where line.contains("ctxt_switches:") {
-                contextSwitches += Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
-            }
-        }
-        // utime and stime: fields 14 and 15, counted after the parenthesised command name.
-        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-        guard let close = stat.lastIndex(of: ")") else { throw BusTestError("unreadable /proc/\(pid)/stat") }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else {
-            throw BusTestError("unreadable /proc/\(pid)/stat: \(stat)")
-        }
-        cpuTicks = user + system
-    }
-
-    var description: String { "\(contextSwitches) context switches, \(cpuTicks) CPU ticks" }
 }

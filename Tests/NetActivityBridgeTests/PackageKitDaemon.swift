@@ -18,13 +18,12 @@ import Glibc
 /// lock shared with the machine's apt) and the whole of `/var/cache`. GSettings (which pkcon and
 /// packagekitd would write through dconf to `~/.cache`) is kept in memory. Everything is
 /// stopped when the object is released.
-final class PackageKitDaemon: @unchecked Sendable {
+final class PackageKitDaemon: Sendable {
     /// The bus packagekitd and polkit are on: the bridge's `--system-address`.
     let bus: PrivateBus
     let directory: String
     private let polkit: ChildProcess
-    private var daemon: ChildProcess?
-    private let lock = NSLock()
+    private let daemon = Locked<ChildProcess?>(nil)
 
     static let packagekitd = "/usr/libexec/packagekitd"
 
@@ -89,7 +88,7 @@ final class PackageKitDaemon: @unchecked Sendable {
     }
 
     deinit {
-        if let daemon, daemon.isRunning {
+        if let daemon = daemon.withLock({ $0 }), daemon.isRunning {
             daemon.send(signal: SIGTERM)
             if (try? daemon.waitForExit(timeout: .seconds(5))) == nil { daemon.send(signal: SIGKILL) }
         }
@@ -127,7 +126,7 @@ final class PackageKitDaemon: @unchecked Sendable {
         let process = try ChildProcess(
             "unshare", ["--mount", "--propagation", "private", "sh", "-c", script, "sh", directory],
             environment: environment)
-        lock.withLock { daemon = process }
+        daemon.withLock { $0 = process }
         let probe = try Connection(.address(bus.address))
         try waitUntil("packagekitd to own \(Self.name)", timeout: .seconds(20)) {
             guard process.isRunning else { throw BusTestError("packagekitd exited: \(process.stderrText)") }
@@ -137,7 +136,7 @@ final class PackageKitDaemon: @unchecked Sendable {
 
     /// Kills packagekitd with SIGKILL and waits until the bus has seen it go.
     func kill() throws {
-        guard let process = lock.withLock({ daemon }) else { return }
+        guard let process = daemon.withLock({ $0 }) else { return }
         process.send(signal: SIGKILL)
         _ = try process.waitForExit(timeout: .seconds(10))
         let probe = try Connection(.address(bus.address))
@@ -147,7 +146,7 @@ final class PackageKitDaemon: @unchecked Sendable {
     /// `pkcon ARGUMENTS` started on this bus and left running; in packagekitd's mount
     /// namespace when `inItsNamespace` (`pkcon download` copies from packagekitd's apt cache).
     func pkcon(_ arguments: [String], inItsNamespace: Bool = false) throws -> ChildProcess {
-        guard inItsNamespace, let daemon = lock.withLock({ daemon }) else {
+        guard inItsNamespace, let daemon = daemon.withLock({ $0 }) else {
             return try ChildProcess("pkcon", arguments, environment: environment)
         }
         return try ChildProcess(
@@ -155,7 +154,7 @@ final class PackageKitDaemon: @unchecked Sendable {
     }
 
     /// What packagekitd printed, for failure messages.
-    var log: String { lock.withLock { daemon?.stderrText ?? "" } }
+    var log: String { daemon.withLock { $0?.stderrText ?? "" } }
 }
 
 private func isInstalled(_ tool: String) -> Bool {

@@ -293,29 +293,3 @@ private func tracerPID(of pid: Int32) throws -> Int32 {
     let line = status.split(separator: "\n").first { $0.hasPrefix("TracerPid:") } ?? ""
     return Int32(line.dropFirst("TracerPid:".count).trimmingCharacters(in: .whitespaces)) ?? 0
 }
-
-/// The threads of `pid` that switched context during `seconds`, as "TID NAME: COUNT".
-private func wakeUps(of pid: Int32, over seconds: Double) throws -> [String] {
-    func switches() throws -> [String: (name: String, count: Int)] {
-        var threads: [String: (name: String, count: Int)] = [:]
-        for task in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
-            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
-            var name = ""
-            var count = 0
-            for line in status.split(separator: "\n") {
-                let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                guard parts.count == 2 else { continue }
-                if parts[0] == "Name" { name = parts[1] }
-                if parts[0].hasSuffix("ctxt_switches") { count += Int(parts[1]) ?? 0 }
-            }
-            threads[task] = (name, count)
-        }
-        return threads
-    }
-    let before = try switches()
-    usleep(useconds_t(seconds * 1_000_000))
-    return try switches().sorted { $0.key < $1.key }.compactMap { thread, now in
-        let woken = now.count - (before[thread]?.count ?? 0)
-        return woken > 0 ? "\(thread) \(now.name): \(woken)" : nil
-    }
-}

@@ -89,11 +89,9 @@ import Glibc
 }
 
 /// Threads that each wait for one client to stop, kill it, and report its net pushes.
-private final class Killings: @unchecked Sendable {
-    private let lock = NSLock()
+private final class Killings: Sendable {
     private let group = DispatchGroup()
-    private var net = 0
-    private var failures: [String] = []
+    private let outcome = Locked<(net: Int, failures: [String])>((0, []))
 
     func start(_ kill: @escaping @Sendable () throws -> Int) {
         group.enter()
@@ -101,9 +99,9 @@ private final class Killings: @unchecked Sendable {
             defer { group.leave() }
             do {
                 let pushes = try kill()
-                lock.withLock { net += pushes }
+                outcome.withLock { $0.net += pushes }
             } catch {
-                lock.withLock { failures.append("\(error)") }
+                outcome.withLock { $0.failures.append("\(error)") }
             }
         }
         thread.start()
@@ -114,9 +112,9 @@ private final class Killings: @unchecked Sendable {
         guard group.wait(timeout: .now() + .seconds(seconds)) == .success else {
             throw BusTestError("the doomed clients did not all stop within \(seconds) s")
         }
-        return try lock.withLock {
-            if let failure = failures.first { throw BusTestError(failure) }
-            return net
+        return try outcome.withLock { outcome in
+            if let failure = outcome.failures.first { throw BusTestError(failure) }
+            return outcome.net
         }
     }
 }

@@ -111,13 +111,12 @@ import Testing
 }
 
 /// Failures collected from several threads.
-final class FailureList: @unchecked Sendable {
-    private let lock = NSLock()
-    private var failures: [String] = []
+final class FailureList: Sendable {
+    private let failures = Locked<[String]>([])
 
     func add(_ failure: String) {
-        lock.withLock { failures.append(failure) }
+        failures.withLock { $0.append(failure) }
     }
 
-    var all: [String] { lock.withLock { failures } }
+    var all: [String] { failures.withLock { $0 } }
 }

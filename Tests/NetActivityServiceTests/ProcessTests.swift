@@ -130,41 +130,13 @@ import Glibc
         // this half second, several windows long.
         _ = client.collectPropertiesChanged(for: .milliseconds(500))
 
-        let before = try ProcessActivity(pid: service.process.pid)
+        let before = ProcessStatistics.sample(service.process.pid)
         Thread.sleep(forTimeInterval: 3)
-        let after = try ProcessActivity(pid: service.process.pid)
+        let after = ProcessStatistics.sample(service.process.pid)
 
-        #expect(after.contextSwitches == before.contextSwitches, "woke up while idle: \(before) → \(after)")
-        #expect(after.cpuTicks == before.cpuTicks, "used CPU while idle: \(before) → \(after)")
+        #expect(!before.threads.isEmpty)
+        #expect(after.contextSwitches == before.contextSwitches, "woke up while idle: \(ProcessStatistics.wakeUps(from: before, to: after))")
+        #expect(after.cpuTicks == before.cpuTicks, "used CPU while idle: \(before.cpuTicks) → \(after.cpuTicks) ticks")
         #expect(service.process.isRunning)
     }
-}
-
-/// A process's context switches (all threads) and CPU time, from /proc.
-private struct ProcessActivity: CustomStringConvertible {
-    var contextSwitches: Int
-    var cpuTicks: Int
-
-    init(pid: Int32) throws {
-        var switches = 0
-        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
-        for task in tasks {
-            let status = try String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)
-            for line in status.split(separator: "\n")
-            where line.hasPrefix("voluntary_ctxt_switches:") || line.hasPrefix("nonvoluntary_ctxt_switches:") {
-                switches += Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
-            }
-        }
-        contextSwitches = switches
-        // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-        guard let close = stat.lastIndex(of: ")") else { throw BusTestError("unreadable /proc/\(pid)/stat") }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else {
-            throw BusTestError("unreadable /proc/\(pid)/stat: \(stat)")
-        }
-        cpuTicks = user + system
-    }
-
-    var description: String { "\(contextSwitches) context switches, \(cpuTicks) CPU ticks" }
 }

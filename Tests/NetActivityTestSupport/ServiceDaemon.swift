@@ -14,7 +14,7 @@ import Glibc
 /// successor with `--replace`. Every instance still running is stopped with SIGTERM when the
 /// daemon is released, and the private bus after it. All members may be called from any
 /// thread; the waits block the caller.
-public final class ServiceDaemon: @unchecked Sendable {
+public final class ServiceDaemon: Sendable {
     /// No throttle and no debounce delays: every change is announced at once.
     public static let immediate = ["--throttle-ms", "0", "--activation-delay", "0", "--completion-delay", "0"]
 
@@ -25,13 +25,16 @@ public final class ServiceDaemon: @unchecked Sendable {
 
     private let privateBus: PrivateBus?
     private let environment: [String: String]
-    private let lock = NSLock()
-    private var current: ChildProcess?
-    /// Instances replaced with `--replace`, stopped or killed: kept so their output stays
-    /// readable in failure messages, and so a replaced one still running is stopped at the end.
-    private var earlier: [ChildProcess] = []
-    private var replacedInstances: [ChildProcess] = []
-    private var lastOwner: String?
+    private let instances = Locked(Instances())
+
+    private struct Instances {
+        var current: ChildProcess?
+        /// Instances replaced with `--replace`, stopped or killed: kept so their output stays
+        /// readable in failure messages, and so a replaced one still running is stopped at the end.
+        var earlier: [ChildProcess] = []
+        var replaced: [ChildProcess] = []
+        var lastOwner: String?
+    }
 
     /// Starts a private bus and, when `startService`, `netactivityd --address <bus> <arguments>`,
     /// waiting until it owns its name.
@@ -80,7 +83,7 @@ public final class ServiceDaemon: @unchecked Sendable {
     }
 
     deinit {
-        for process in lock.withLock({ earlier + replacedInstances + [current].compactMap { $0 } })
+        for process in instances.withLock({ $0.earlier + $0.replaced + [$0.current].compactMap { $0 } })
         where process.isRunning {
             process.send(signal: SIGTERM)
             _ = try? process.waitForExit(timeout: .seconds(10))
@@ -106,21 +109,21 @@ public final class ServiceDaemon: @unchecked Sendable {
 
     /// The instance started last. Asking before any `start()` is a mistake in the test.
     public var process: ChildProcess {
-        guard let process = lock.withLock({ current }) else { preconditionFailure("netactivityd was never started") }
+        guard let process = instances.withLock({ $0.current }) else { preconditionFailure("netactivityd was never started") }
         return process
     }
 
     /// Whether an instance was started and is still running.
-    public var isRunning: Bool { lock.withLock { current?.isRunning ?? false } }
+    public var isRunning: Bool { instances.withLock { $0.current?.isRunning ?? false } }
 
     /// The unique bus name that owned the service's name when the last instance took it.
-    public var owner: String? { lock.withLock { lastOwner } }
+    public var owner: String? { instances.withLock { $0.lastOwner } }
 
     /// The instances a successor replaced with `--replace`, in order.
-    public var replaced: [ChildProcess] { lock.withLock { replacedInstances } }
+    public var replaced: [ChildProcess] { instances.withLock { $0.replaced } }
 
     /// What the last instance printed to stderr so far, for failure messages.
-    public var log: String { lock.withLock { current?.stderrText ?? "" } }
+    public var log: String { instances.withLock { $0.current?.stderrText ?? "" } }
 
     /// The running instance's resident set size (VmRSS) in bytes.
     public func residentBytes() throws -> Int {
@@ -138,12 +141,12 @@ public final class ServiceDaemon: @unchecked Sendable {
         let process = try ChildProcess(
             try builtProduct("netactivityd"), ["--address", address] + arguments + extraArguments,
             environment: environment)
-        let previous = lock.withLock { () -> String? in
-            if let current {
-                if current.isRunning { replacedInstances.append(current) } else { earlier.append(current) }
+        let previous = instances.withLock { instances -> String? in
+            if let current = instances.current {
+                if current.isRunning { instances.replaced.append(current) } else { instances.earlier.append(current) }
             }
-            current = process
-            return lastOwner
+            instances.current = process
+            return instances.lastOwner
         }
         let probe = try Connection(.address(address))
         var owner: String?
@@ -152,7 +155,7 @@ public final class ServiceDaemon: @unchecked Sendable {
             owner = try probe.owner(of: NetActivityBus.name)?.rawValue
             return owner != nil && owner != previous
         }
-        lock.withLock { lastOwner = owner }
+        instances.withLock { $0.lastOwner = owner }
     }
 
     /// Starts a successor with `--replace`, which takes the name over; the instance it replaced

@@ -41,23 +41,6 @@ import Glibc
         #expect(woken.isEmpty, "woken in 2 s of steady progress: \(woken)")
     }
 
-    /// The threads of `pid` that switched context during `seconds`, as "TID NAME: COUNT"
-    /// (voluntary plus involuntary switches), including threads that came or went meanwhile.
-    private func wakeUps(of pid: Int32, over seconds: Double) throws -> [String] {
-        let before = try threadWakeUps(of: pid)
-        usleep(useconds_t(seconds * 1_000_000))
-        let after = try threadWakeUps(of: pid)
-        var woken: [String] = []
-        for (thread, now) in after.sorted(by: { $0.key < $1.key }) {
-            let wakeUps = now.switches - (before[thread]?.switches ?? 0)
-            if wakeUps > 0 { woken.append("\(thread) \(now.name): \(wakeUps)") }
-        }
-        for (thread, then) in before where after[thread] == nil {
-            woken.append("\(thread) \(then.name): exited")
-        }
-        return woken
-    }
-
     /// Opt-in benchmark (`NETACTIVITY_TRAY_BENCH=1`): for `NETACTIVITY_TRAY_BENCH_SECONDS`
     /// (default 10) a download reports progress about 190 times a second, with the service's
     /// default 50 ms throttle, while the test reads `IconPixmap` after every `NewIcon` as a host
@@ -113,36 +96,8 @@ import Glibc
         }
     }
 
-    /// User plus system time of every thread of `pid`, from `/proc/PID/stat`.
+    /// CPU time of every thread of `pid`, in seconds.
     private func cpuSeconds(of pid: Int32) throws -> Double {
-        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-        // The command name may hold spaces; the fields after it are space-separated.
-        guard let close = stat.lastIndex(of: ")") else { throw BusTestError("unreadable /proc/\(pid)/stat") }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        // After the name: state is field 3, utime 14 and stime 15 (1-based over the whole line).
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else {
-            throw BusTestError("unreadable /proc/\(pid)/stat: \(stat)")
-        }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
-    /// Each thread of `pid` by id: its name and its voluntary plus involuntary context switches.
-    private func threadWakeUps(of pid: Int32) throws -> [String: (name: String, switches: Int)] {
-        var threads: [String: (name: String, switches: Int)] = [:]
-        for task in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
-            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else {
-                continue  // exited while listed
-            }
-            var name = ""
-            var switches = 0
-            for line in status.split(separator: "\n") {
-                let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                guard parts.count == 2 else { continue }
-                if parts[0] == "Name" { name = parts[1] }
-                if parts[0].hasSuffix("ctxt_switches") { switches += Int(parts[1]) ?? 0 }
-            }
-            threads[task] = (name, switches)
-        }
-        return threads
+        Double(ProcessStatistics.sample(pid).cpuNanoseconds) / 1e9
     }
 }
