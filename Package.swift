@@ -62,9 +62,10 @@ let package = Package(
         // Private dbus-daemon instances and process helpers for the test suites.
         .target(name: "BusTestSupport", dependencies: ["DBus", "PrivateBusLauncher"], path: "Tests/BusTestSupport"),
         // The real netactivityd on a private bus (ServiceDaemon) and a client that looks at it
-        // (ServiceProbe): how every suite starts, stops and questions the service.
+        // (ServiceProbe): how every suite starts, stops and questions the service; what a library
+        // client shows a test (LibraryObservers).
         .target(
-            name: "NetActivityTestSupport", dependencies: ["BusTestSupport", "DBus", "NetActivityContract"],
+            name: "NetActivityTestSupport", dependencies: ["BusTestSupport", "DBus", "NetActivityContract", "NetActivity"],
             path: "Tests/NetActivityTestSupport"),
         // The benchmark driver: `make bench`.
         .executableTarget(
@@ -88,8 +89,24 @@ let package = Package(
         .testTarget(
             name: "NetActivityClientTests",
             dependencies: [
-                "NetActivity", "NetActivityURLSession", "NetActivityCLI", "NetActivityContract", "DesktopApplications", "DBus",
-                "BusTestSupport", "NetActivityTestSupport", "netactivityd", "netactivity", "na-idleclient",
+                "NetActivity", "NetActivityCLI", "NetActivityContract", "DBus", "BusTestSupport", "NetActivityTestSupport",
+                "netactivityd", "na-idleclient",
+            ]
+        ),
+        // URLSession transfers and sessions against a loopback HTTP server and the real service.
+        .testTarget(
+            name: "NetActivityURLSessionTests",
+            dependencies: [
+                "NetActivityURLSession", "NetActivity", "NetActivityContract", "DBus", "BusTestSupport",
+                "NetActivityTestSupport", "netactivityd",
+            ]
+        ),
+        // The command line, run as users and panels run it, and the shell hook in real shells.
+        .testTarget(
+            name: "NetActivityCLITests",
+            dependencies: [
+                "NetActivityCLI", "NetActivity", "NetActivityContract", "NetActivityTray", "DesktopApplications", "DBus",
+                "BusTestSupport", "NetActivityTestSupport", "netactivityd", "netactivity",
             ]
         ),
         .testTarget(

@@ -261,13 +261,3 @@ import Glibc
         #expect(try probe.count() == 0)
     }
 }
-
-/// A fresh directory under /tmp.
-func temporaryDirectory() throws -> String {
-    var template = Array("/tmp/netactivity-client-XXXXXX".utf8CString)
-    let created = template.withUnsafeMutableBufferPointer { buffer in
-        buffer.baseAddress.flatMap(mkdtemp).map { String(cString: $0) }
-    }
-    guard let created else { throw BusTestError("mkdtemp failed") }
-    return created
-}

@@ -247,13 +247,3 @@ public enum Sanitizer {
         return ["ASAN_OPTIONS": inherited + "detect_leaks=1"]
     }
 }
-
-/// VmRSS of a process, in bytes, from /proc/<pid>/status.
-public func residentSetSize(of pid: Int32) throws -> Int {
-    let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-        if fields.count >= 2, let kibibytes = Int(fields[1]) { return kibibytes * 1024 }
-    }
-    throw BusTestError("no VmRSS in /proc/\(pid)/status")
-}

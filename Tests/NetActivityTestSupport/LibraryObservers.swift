@@ -3,21 +3,20 @@ import DBus
 import Foundation
 import NetActivity
 import NetActivityContract
-import NetActivityTestSupport
 
 // What the client library shows a test: the clients it makes, the states it yields, the labels
 // it holds.
 
 extension ServiceDaemon {
     /// A library client on this bus that reports problems to `problems`.
-    func client(_ problems: ProblemLog) -> NetActivityClient {
+    public func client(_ problems: ProblemLog) -> NetActivityClient {
         NetActivityClient(bus: .address(address), problems: problems.handler)
     }
 }
 
 extension ServiceProbe {
     /// The labels of the service's activities but those behind the library's `push()`.
-    func labels() throws -> [String] {
+    public func labels() throws -> [String] {
         try activities().map(\.label).filter { $0 != NetActivityClient.pushLabel }
     }
 }
@@ -25,11 +24,11 @@ extension ServiceProbe {
 // MARK: - What the library reports
 
 /// Records every state a client's `states()` stream yields, on a task of its own.
-final class StateRecorder: Sendable {
+public final class StateRecorder: Sendable {
     private let box = StateBox()
     private let task: Task<Void, Never>
 
-    init(_ client: NetActivityClient) {
+    public init(_ client: NetActivityClient) {
         let stream = client.states()
         let box = self.box
         task = Task {
@@ -41,10 +40,10 @@ final class StateRecorder: Sendable {
         task.cancel()
     }
 
-    var states: [IndicatorSnapshot] { box.states }
+    public var states: [IndicatorSnapshot] { box.states }
 
     /// Waits until the recorded states satisfy `condition`.
-    func wait(
+    public func wait(
         for what: String, timeout: Duration = .seconds(10), _ condition: ([IndicatorSnapshot]) -> Bool
     ) async throws {
         try await waitUntil("\(what); states so far: \(describe(states))", timeout: timeout) {
@@ -53,7 +52,7 @@ final class StateRecorder: Sendable {
     }
 
     /// Waits until some state recorded after the first `index` satisfies `condition`.
-    func wait(
+    public func wait(
         for what: String, after index: Int, timeout: Duration = .seconds(10), _ condition: (IndicatorSnapshot) -> Bool
     ) async throws {
         try await wait(for: what, timeout: timeout) { $0.dropFirst(index).contains(where: condition) }
@@ -68,11 +67,11 @@ private final class StateBox: Sendable {
 
 extension IndicatorSnapshot {
     /// The labels of the activities but those behind the library's `push()`.
-    var labels: [String] { activities.map(\.label).filter { $0 != NetActivityClient.pushLabel } }
+    public var labels: [String] { activities.map(\.label).filter { $0 != NetActivityClient.pushLabel } }
 }
 
 /// A compact rendering of states for failure messages.
-func describe(_ states: [IndicatorSnapshot]) -> String {
+public func describe(_ states: [IndicatorSnapshot]) -> String {
     states.map { state in
         guard state.serviceAvailable else { return "unavailable" }
         return "(active \(state.active) visible \(state.visible) count \(state.count)"
@@ -81,7 +80,7 @@ func describe(_ states: [IndicatorSnapshot]) -> String {
 }
 
 /// The elements of `values` with runs of equal neighbours collapsed to one.
-func collapsingRepeats<T: Equatable>(_ values: [T]) -> [T] {
+public func collapsingRepeats<T: Equatable>(_ values: [T]) -> [T] {
     var result: [T] = []
     for value in values where result.last != value { result.append(value) }
     return result
@@ -90,10 +89,12 @@ func collapsingRepeats<T: Equatable>(_ values: [T]) -> [T] {
 // MARK: - Gates
 
 /// A one-shot signal a test awaits, e.g. "the body has started".
-final class Gate: Sendable {
+public final class Gate: Sendable {
+    public init() {}
+
     private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
-    func open() {
+    public func open() {
         let waiters = state.withLock { state in
             state.open = true
             defer { state.waiters.removeAll() }
@@ -102,11 +103,11 @@ final class Gate: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    var isOpen: Bool { state.withLock { $0.open } }
+    public var isOpen: Bool { state.withLock { $0.open } }
 
     /// Waits until `open()`, ignoring cancellation (so a body can stay suspended after its task
     /// is cancelled).
-    func wait() async {
+    public func wait() async {
         await withCheckedContinuation { continuation in
             let resumeNow = state.withLock { state in
                 if state.open { return true }

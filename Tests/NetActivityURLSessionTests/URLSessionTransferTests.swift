@@ -125,11 +125,11 @@ import FoundationNetworking
         }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("download-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
-        let before = residentBytes()
+        let before = try residentSetSize()
         let peak = Locked(before)
         let sampler = Task {
             while !Task.isCancelled {
-                let now = residentBytes()
+                let now = (try? residentSetSize()) ?? 0
                 peak.withLock { $0 = max($0, now) }
                 try? await Task.sleep(for: .milliseconds(20))
             }
@@ -219,14 +219,4 @@ import FoundationNetworking
         progress.bytesReceived = 100
         #expect(progress.completed == 200 && progress.total == 400 && progress.percentComplete == 50)
     }
-}
-
-/// This process's resident set size, from /proc.
-func residentBytes(of pid: Int32? = nil) -> Int {
-    let path = pid.map { "/proc/\($0)/status" } ?? "/proc/self/status"
-    guard let status = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
-    }
-    return 0
 }

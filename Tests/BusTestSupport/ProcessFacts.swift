@@ -1,3 +1,4 @@
+@_exported import struct PrivateBusLauncher.ProcessMemory
 @_exported import struct PrivateBusLauncher.ProcessStatistics
 import Foundation
 
@@ -14,4 +15,13 @@ public func wakeUps(of pid: Int32, over seconds: Double) throws -> [String] {
         throw BusTestError("process \(pid) is gone")
     }
     return ProcessStatistics.wakeUps(from: before, to: after)
+}
+
+/// The resident set size (VmRSS) of `pid`, this process by default, in bytes.
+///
+/// - Throws: `BusTestError` if the process is gone.
+public func residentSetSize(of pid: Int32 = getpid()) throws -> Int {
+    let rss = ProcessMemory.sample(pid).rss
+    guard rss > 0 else { throw BusTestError("no VmRSS in /proc/\(pid)/status") }
+    return Int(rss) * 1024
 }
