@@ -103,6 +103,15 @@ let package = Package(
                 "na-testclient",
             ]
         ),
+        // `netactivity top`: its frames, a pure function of state, history and size, and the
+        // command against a real service, once and live in tmux.
+        .testTarget(
+            name: "NetActivityCLITests",
+            dependencies: [
+                "NetActivityCLI", "NetActivity", "NetActivityTray", "NetActivityContract", "DBus", "BusTestSupport",
+                "NetActivityTestSupport", "netactivityd", "netactivity",
+            ]
+        ),
         // `netactivity bridge` against the real programs it bridges (packagekitd, libunity, bash).
         .testTarget(
             name: "NetActivityBridgeTests",
