@@ -84,9 +84,12 @@ private func update(_ client: ServiceProbe, _ id: UInt32, _ completed: UInt64, o
     /// and after it (`alone`: top is a command line of its own, as bash goes on with the rest of
     /// a line when its job stops, and the caller types `recordExit` after it), and waits for its
     /// first frame.
-    private func startTop(in terminal: TopTerminal, on service: ServiceDaemon, alone: Bool = false) throws {
+    private func startTop(
+        in terminal: TopTerminal, on service: ServiceDaemon, system: ServiceDaemon? = nil, alone: Bool = false
+    ) throws {
         let netactivity = try builtProduct("netactivity")
-        let top = "'\(netactivity)' --address '\(service.address)' top"
+        let systemSide = system.map { " --system-address '\($0.address)'" } ?? ""
+        let top = "'\(netactivity)' --address '\(service.address)'\(systemSide) top"
         try terminal.type("stty -a > before; " + top + (alone ? "" : "; " + recordExit))
         try terminal.waitForScreen("the first frame") { $0.first == "No network activity" }
         #expect(try terminal.format("#{alternate_on}") == "1", "top draws on the alternate screen")
@@ -113,14 +116,15 @@ private func update(_ client: ServiceProbe, _ id: UInt32, _ completed: UInt64, o
         #expect(after.contains(" icanon") && after.contains(" echo "), "\(after)")
     }
 
-    @Test func followsRedrawsResizesAndQuitsWithQ() throws {
+    @Test func followsBothBusesRedrawsResizesAndQuitsWithQ() throws {
         let service = try ServiceDaemon()
         let client = try service.probe()
+        let system = try ServiceDaemon()
+        let systemClient = try system.probe()
         let terminal = try TopTerminal(columns: 100, rows: 30)
         defer { terminal.close() }
-        try startTop(in: terminal, on: service)
+        try startTop(in: terminal, on: service, system: system)
         let top = try #require(terminal.children().first, "top runs in the shell")
-        #expect(try wakeUps(of: top, over: 1.0) == [], "idle: no wake-ups at all")
 
         // An activity begun after top started shows; its progress redraws the row.
         let id = try begin(client, "tmux download", kind: "download")
@@ -136,6 +140,15 @@ private func update(_ client: ServiceProbe, _ id: UInt32, _ completed: UInt64, o
             lines.contains { $0.contains("tmux download") && $0.contains("2.0 MB") && $0.contains(" 50%") && $0.contains("/s") }
         }
 
+        // The system side's activities are listed too, titled as every panel titles them.
+        let update = try begin(systemClient, "system update", kind: "update")
+        try terminal.waitForScreen("the system side's row") { lines in
+            lines.first?.hasPrefix("Network activity: 2 — ") == true
+                && lines.contains { $0.hasPrefix("system: ") && $0.contains("system update") && $0.contains(" update ") }
+        }
+        try systemClient.call("EndActivity", [.uint32(update)])
+        try terminal.waitForScreen("the system side's row gone") { lines in !lines.contains { $0.hasPrefix("system: ") } }
+
         // Narrower: the kind and the bytes moved make room for the title.
         try terminal.resize(columns: 50, rows: 12)
         try terminal.waitForScreen("the 50-column layout") { lines in
@@ -146,7 +159,8 @@ private func update(_ client: ServiceProbe, _ id: UInt32, _ completed: UInt64, o
         // Ended: the idle frame, and then no wake-ups again.
         try client.call("EndActivity", [.uint32(id)])
         try terminal.waitForScreen("idle again") { $0.first == "No network activity" }
-        #expect(try wakeUps(of: top, over: 1.0) == [], "idle again: no tick left")
+        // (Long after the merged view's one-off wait for its slower side's first state.)
+        #expect(try wakeUps(of: top, over: 1.0) == [], "idle: no tick left, no wake-ups at all")
 
         try terminal.press("q")
         try expectRestored(terminal)
@@ -165,6 +179,23 @@ private func update(_ client: ServiceProbe, _ id: UInt32, _ completed: UInt64, o
             try terminal.press(ending)
         }
         try expectRestored(terminal)
+    }
+
+    @Test func onceInATerminalFitsAboveThePrompt() throws {
+        let service = try ServiceDaemon()
+        let client = try service.probe()
+        for index in 1...20 { _ = try begin(client, "transfer \(index)", kind: "download") }
+        let terminal = try TopTerminal(columns: 60, rows: 10)
+        defer { terminal.close() }
+        let netactivity = try builtProduct("netactivity")
+        try terminal.type("clear; '\(netactivity)' --address '\(service.address)' top --once")
+        try terminal.waitForScreen("the frame and the prompt") { lines in
+            lines.first == "Network activity: 20" && lines.last { !$0.isEmpty } == "$"
+        }
+        let lines = terminal.lines()
+        // Nine lines of frame (summary, sparkline, blank, headings, 4 rows, "… and 16 more"), then the prompt.
+        #expect(lines[8] == "… and 16 more", "\(lines)")
+        #expect(lines[9] == "$", "\(lines)")
     }
 
     @Test func ctrlZGivesTheTerminalBackUntilFg() throws {

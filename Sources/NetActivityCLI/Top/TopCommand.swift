@@ -19,14 +19,18 @@ struct TopCommand {
     // MARK: - One frame
 
     /// Reads each service once, as `status` does, and prints the frame for the terminal's
-    /// size; into a pipe or a file, as wide as $COLUMNS (else 80) and as long as it takes.
+    /// size, a line short to leave the prompt below it; into a pipe or a file, as wide as
+    /// $COLUMNS (else 80) and as long as it takes.
     private func printOneFrame() -> Int32 {
         guard let state = CLI.readOnce(services) else { return 1 }
         let second = TopView.second(TopView.now())
         var history = RateHistory()
         history.record(state.rate, at: second)
         let columns = getenv("COLUMNS").flatMap { Int(String(cString: $0)) }.flatMap { $0 > 0 ? $0 : nil }
-        let size = TerminalScreen.size(of: 1) ?? TopFrame.Size(columns: columns ?? 80, rows: nil)
+        var size = TopFrame.Size(columns: columns ?? 80, rows: nil)
+        if let terminal = TerminalScreen.size(of: 1) {
+            size = TopFrame.Size(columns: terminal.columns, rows: terminal.rows.map { $0 - 1 })
+        }
         let frame = TopFrame(state: state, history: history, second: second, size: size)
         Output.write(frame.lines.map { $0 + "\n" }.joined(), to: 1)
         return 0
