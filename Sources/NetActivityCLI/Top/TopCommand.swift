@@ -56,11 +56,11 @@ struct TopCommand {
         loop.onSignal(SIGWINCH) { view.resized() }
         loop.onSignal(SIGTSTP) { view.suspend() }
         loop.onSignal(SIGCONT) { view.continued() }
+        screen.enter()
         KeyReader.start(reading: screen.input) { key in
             guard key == UInt8(ascii: "q") || key == UInt8(ascii: "Q") else { return }
             loop.stop()
         }
-        screen.enter()
         // Problems go on the screen, not to stderr, which is the same terminal.
         let following = services.observe(
             on: loop,

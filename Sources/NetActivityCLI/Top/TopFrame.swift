@@ -3,11 +3,16 @@ import NetActivityContract
 /// One screen of `netactivity top`, made from a state, the rate history and the terminal's
 /// size alone: no terminal, bus or clock, so every layout is a unit test.
 ///
-///     Network activity: 2 — 45% — 2.3 MB/s, 1 min left
-///     last minute ▁▂▃▅▇█▇▅▃▂▁                  peak 5.1 MB/s
+///     Network activity: 2 — 44% — 2.3 MB/s, 7 s left
+///     last minute                      ▁▂▃▅▆▇▇█▇▆▆▇ peak 2.6 MB/s
 ///
-///     ACTIVITY                    KIND        RATE    MOVED  DONE      LEFT
-///     Chromium — report.pdf       download  2.3 MB/s  12.0 MB   45%      1:20
+///     ACTIVITY                  KIND           RATE     MOVED  DONE      LEFT
+///     Chromium — report.pdf     download   2.3 MB/s   12.0 MB   44%      0:07
+///     Netactivity — rsync …     sync
+///
+/// The summary, the sparkline (a column a second, up to a minute), then a row per activity,
+/// the busiest first; "… and N more" when they do not all fit, and the shared counter's share
+/// ("2 other connections") last.
 ///
 /// Every line is printable (`TerminalText.printable`) and at most `size.columns` cells wide;
 /// there are at most `size.rows` lines.
