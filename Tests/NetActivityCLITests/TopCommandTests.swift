@@ -203,6 +203,31 @@ private func update(_ client: ServiceProbe, _ id: UInt32, _ completed: UInt64, o
         try expectRestored(terminal)
     }
 
+    /// A terminal of `script`'s, no tmux between: the bytes top writes are the alternate screen,
+    /// its frames, and the way back.
+    @Test func aPlainTerminalGetsTheAlternateScreenAndBackAgain() throws {
+        try requireTool("script")
+        let service = try ServiceDaemon()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("netactivity-top-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let keys = directory + "/keys"
+        #expect(mkfifo(keys, 0o600) == 0)
+        let top = "stty cols 60 rows 10; '\(try builtProduct("netactivity"))' --address '\(service.address)' top"
+        // Held open read-write, so the keys' FIFO never reads as ended between the test's writes.
+        let terminal = try ChildProcess(
+            "bash", ["-c", "exec 3<>\"$1\"; exec script -q -e -c \"$2\" /dev/null <&3", "script", keys, top])
+        try waitUntil("the first frame: \(terminal.stdoutText)") { terminal.stdoutText.contains("No network activity") }
+        let writer = try #require(FileHandle(forWritingAtPath: keys))
+        writer.write(Data("q".utf8))
+        try writer.close()
+        let result = try terminal.waitForExit(timeout: .seconds(10))
+        #expect(result.exitStatus == 0, "\(result)")
+        let output = result.stdout
+        #expect(output.hasPrefix("\u{1B}[?1049h\u{1B}[?25l\u{1B}[1;1HNo network activity\u{1B}[K"), "\(output.debugDescription)")
+        #expect(output.hasSuffix("\u{1B}[?25h\u{1B}[?1049l"), "\(output.debugDescription)")
+    }
+
     @Test func onceInATerminalFitsAboveThePrompt() throws {
         let service = try ServiceDaemon()
         let client = try service.probe()
