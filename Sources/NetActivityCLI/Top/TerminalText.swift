@@ -26,7 +26,8 @@ enum TerminalText {
             case _ where regionalIndicators.contains(first.value):
                 // A flag is two of these, one or two cells wide by terminal: its letters instead.
                 for scalar in character.unicodeScalars where regionalIndicators.contains(scalar.value) {
-                    result.append(Unicode.Scalar(UInt8(ascii: "A") + UInt8(scalar.value - regionalIndicators.lowerBound)))
+                    let letter = UInt8(scalar.value - regionalIndicators.lowerBound)
+                    result.append(Unicode.Scalar(UInt8(ascii: "A") + letter))
                 }
             default:
                 result.append(first)

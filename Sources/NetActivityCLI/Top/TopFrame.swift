@@ -102,7 +102,8 @@ struct TopFrame: Equatable {
     /// The busiest first; equal rates in the order the service lists them (session first,
     /// then by id, which is the order they began). Only the first `limit` are sorted fully.
     static func sorted(_ activities: [ActivityInfo], keeping limit: Int = .max) -> [ActivityInfo] {
-        func before(_ first: (offset: Int, element: ActivityInfo), _ second: (offset: Int, element: ActivityInfo)) -> Bool {
+        typealias Listed = (offset: Int, element: ActivityInfo)
+        func before(_ first: Listed, _ second: Listed) -> Bool {
             first.element.rate != second.element.rate
                 ? first.element.rate > second.element.rate : first.offset < second.offset
         }
@@ -110,7 +111,7 @@ struct TopFrame: Equatable {
         let indexed = Array(activities.enumerated())
         guard limit < indexed.count else { return indexed.sorted(by: before).map(\.element) }
         // A screenful of tens of thousands: keep the best `limit` without sorting them all.
-        var best: [(offset: Int, element: ActivityInfo)] = []
+        var best: [Listed] = []
         best.reserveCapacity(limit + 1)
         for entry in indexed {
             guard best.count < limit || before(entry, best[best.count - 1]) else { continue }
