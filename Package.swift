@@ -50,7 +50,7 @@ let package = Package(
         // `netactivity bridge`: transfers PackageKit and the Unity launcher API announce, reported.
         .target(
             name: "NetActivityBridge", dependencies: ["NetActivity", "NetActivityContract", "DBus", "DesktopApplications"]),
-        // The `netactivity` command line: status, push/pop, run, watch, tray, bridge.
+        // The `netactivity` command line: status, push/pop, run, watch, top, tray, bridge, the shell hook.
         .target(
             name: "NetActivityCLI",
             dependencies: ["NetActivity", "NetActivityContract", "NetActivityTray", "NetActivityBridge", "DBus"]),
@@ -101,7 +101,8 @@ let package = Package(
                 "NetActivityTestSupport", "netactivityd",
             ]
         ),
-        // The command line, run as users and panels run it, and the shell hook in real shells.
+        // The command line, run as users and panels run it (`top` live in tmux and a pty), and the
+        // shell hook in real shells.
         .testTarget(
             name: "NetActivityCLITests",
             dependencies: [
@@ -123,7 +124,7 @@ let package = Package(
                 "na-testclient",
             ]
         ),
-        // `netactivity bridge` against the real programs it bridges (packagekitd, libunity, bash).
+        // `netactivity bridge` against the real programs it bridges (packagekitd, libunity).
         .testTarget(
             name: "NetActivityBridgeTests",
             dependencies: [

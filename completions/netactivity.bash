@@ -3,7 +3,7 @@
 
 _netactivity() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="status push pop run watch tray bridge shell-init help version"
+    local commands="status push pop run watch top tray bridge shell-init help version"
     local global="--session-only --system --address --system-address --help --version"
 
     # The command is the first word after the global options (and the addresses).
@@ -41,6 +41,7 @@ _netactivity() {
     status) COMPREPLY=($(compgen -W "--json --help $bus" -- "$cur")) ;;
     push | pop | version) COMPREPLY=($(compgen -W "--help $bus" -- "$cur")) ;;
     watch) COMPREPLY=($(compgen -W "--format --help $bus" -- "$cur")) ;;
+    top) COMPREPLY=($(compgen -W "--once --help $bus" -- "$cur")) ;;
     tray) COMPREPLY=($(compgen -W "--icon --idle-icon --no-progress-ring --help $bus" -- "$cur")) ;;
     bridge) COMPREPLY=($(compgen -W "--only --without --help $bus" -- "$cur")) ;;
     shell-init) ((COMP_CWORD == command_index + 1)) && COMPREPLY=($(compgen -W "bash zsh fish --help $bus" -- "$cur")) ;;

@@ -1,7 +1,7 @@
 # fish completion for netactivity; installed by `make install` to
 # share/fish/vendor_completions.d/netactivity.fish.
 
-set -l commands status push pop run watch tray bridge shell-init shell-helper help version
+set -l commands status push pop run watch top tray bridge shell-init shell-helper help version
 
 complete -c netactivity -f
 complete -c netactivity -l session-only -d 'leave out the system service'
@@ -16,6 +16,7 @@ complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a push -
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a pop -d 'take one from the shared counter'
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a run -d 'hold an activity while a command runs'
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a watch -d 'print a line per state change'
+complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a top -d 'show the activities live, the busiest first'
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a tray -d 'show the indicator in the system tray'
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a bridge -d 'report what PackageKit and launcher-API apps announce'
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a shell-init -d 'print the shell hook that reports curl, git clone, ...'
@@ -30,6 +31,7 @@ complete -c netactivity -n "__fish_seen_subcommand_from run" -l application -x -
 complete -c netactivity -n "__fish_seen_subcommand_from bridge" -l only -x -a 'packagekit launcher' -d 'only these sources'
 complete -c netactivity -n "__fish_seen_subcommand_from bridge" -l without -x -a 'packagekit launcher' -d 'all but these sources'
 complete -c netactivity -n "__fish_seen_subcommand_from watch" -s f -l format -x -a 'plain json waybar' -d 'output format'
+complete -c netactivity -n "__fish_seen_subcommand_from top" -l once -d 'print one frame and exit'
 complete -c netactivity -n "__fish_seen_subcommand_from tray" -l icon -x -d 'themed icon while active'
 complete -c netactivity -n "__fish_seen_subcommand_from tray" -l idle-icon -x -d 'themed icon while idle'
 complete -c netactivity -n "__fish_seen_subcommand_from tray" -l no-progress-ring -d 'keep the themed icon while the progress is known'

@@ -40,6 +40,8 @@ public enum CLI {
             return waiting { await command.run() }
         case .watch(let format):
             return WatchCommand(services: invocation.services, format: format).run()
+        case .top(let once):
+            return TopCommand(services: invocation.services, once: once).run()
         case .bridge(let sources):
             return bridge(sources, services: invocation.services)
         case .shellInit(let shell):
@@ -131,6 +133,14 @@ public enum CLI {
     /// containers, or no service on it), which only means no system entries. Fails when no
     /// side could be read.
     static func status(of services: FollowedServices, json: Bool) -> Int32 {
+        guard let state = readOnce(services) else { return 1 }
+        Output.line(json ? SnapshotFormat.json(state) : SnapshotFormat.status(state))
+        return 0
+    }
+
+    /// One snapshot of each followed service, merged (`status`, `top --once`); nil, with the
+    /// reasons on stderr, when no side could be read.
+    static func readOnce(_ services: FollowedServices) -> IndicatorSnapshot? {
         var session: IndicatorSnapshot?
         var system: IndicatorSnapshot?
         if let bus = services.session {
@@ -147,10 +157,8 @@ public enum CLI {
                 }
             }
         }
-        guard session != nil || system != nil else { return 1 }
-        let state = IndicatorSnapshot.merging(session: session, system: system)
-        Output.line(json ? SnapshotFormat.json(state) : SnapshotFormat.status(state))
-        return 0
+        guard session != nil || system != nil else { return nil }
+        return IndicatorSnapshot.merging(session: session, system: system)
     }
 
     /// The activity objects (with their attribution), then the main object, in the order the

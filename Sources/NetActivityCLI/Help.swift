@@ -8,6 +8,7 @@ enum Help {
         case "pop": pop
         case "run": run
         case "watch": watch
+        case "top": top
         case "tray": tray
         case "bridge": bridge
         case "version": version
@@ -22,7 +23,8 @@ enum Help {
         Usage: netactivity [BUS OPTIONS] COMMAND [OPTIONS]
 
         Reports and shows the desktop's network activity (io.github.netactivity.NetActivity1).
-        status, watch and tray show the session's and the system's service as one indicator.
+        status, watch, top and tray show the session's and the system's service as one
+        indicator.
 
         Commands:
           status [--json]                    show Active, Visible, Count, Progress and activities
@@ -31,6 +33,7 @@ enum Help {
           run [--label TEXT] [--kind KIND] -- CMD [ARGS]
                                              hold an activity while CMD runs
           watch [--format plain|json|waybar] print a line per state change (for panels)
+          top [--once]                       show the activities live, the busiest first
           tray [--icon NAME] [--idle-icon NAME] [--no-progress-ring]
                                              show the indicator in the system tray
           bridge [--only|--without SOURCES]  report what PackageKit and launcher-API apps announce
@@ -39,11 +42,11 @@ enum Help {
           version                            show the version
 
         Global options:
-          --session-only          status, watch, tray: leave out the system service
+          --session-only          status, watch, top, tray: leave out the system service
           --system                use the system bus only
           --address ADDR          use the bus at ADDR (as the session side; followed alone
                                   unless --system-address names a system side)
-          --system-address ADDR   status, watch, tray: the system side's bus is at ADDR
+          --system-address ADDR   status, watch, top, tray: the system side's bus is at ADDR
                                   (default: the system bus)
           -h, --help              show this help
           --version               show the version
@@ -112,6 +115,23 @@ enum Help {
                                 percentage where progress is known
         """
 
+    static let top = """
+        Usage: netactivity top [--once]
+
+        Shows the network activity on the whole terminal, like top: a summary line (how many,
+        overall progress, total rate, time left), the total rate over the last minute as a
+        sparkline, and a row per activity, the busiest first: the application and label, its
+        kind, rate, bytes moved, percent done and time left where known. Follows the session's
+        and the system's service as one indicator (--session-only: the session's alone), as
+        the services signal changes: at most one frame a second, a frame a second while
+        something is active, and nothing at all while nothing is. Fits the terminal's width
+        and height and follows its size. q quits; so do Ctrl-C, SIGTERM and SIGHUP, with status
+        0; Ctrl-Z suspends. The terminal is left as it was.
+
+          --once    print one frame and exit: as wide and as high as the terminal, or, into a
+                    pipe or file, $COLUMNS (default 80) wide with every activity listed
+        """
+
     static let tray = """
         Usage: netactivity tray [--icon NAME] [--idle-icon NAME] [--no-progress-ring]
 
@@ -162,8 +182,8 @@ enum Help {
     static let help = """
         Usage: netactivity help [COMMAND]
 
-        Shows the help for COMMAND (status, push, pop, run, watch, tray, bridge, version, help), or the
-        overview without one. `netactivity COMMAND --help` shows the same.
+        Shows the help for COMMAND (status, push, pop, run, watch, top, tray, bridge, version, help),
+        or the overview without one. `netactivity COMMAND --help` shows the same.
         """
 
     static let shellInit = """

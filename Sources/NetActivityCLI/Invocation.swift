@@ -20,6 +20,8 @@ public struct Invocation: Equatable, Sendable {
         case pop
         case run(label: String?, hints: ActivityHints = ActivityHints(), command: [String])
         case watch(format: WatchFormat)
+        /// `top [--once]`: the activities on the whole terminal, the busiest first.
+        case top(once: Bool)
         case tray(icon: String, idleIcon: String, progressRing: Bool)
         case bridge(sources: Set<BridgeSourceName>)
         /// `shell-init SHELL`: the hook's code for bash, zsh or fish.
@@ -67,7 +69,7 @@ public struct Invocation: Equatable, Sendable {
             }
         }
         guard let name = rest.popFirst() else {
-            throw UsageError(description: "missing command (status, push, pop, run, watch, tray)")
+            throw UsageError(description: "missing command (status, push, pop, run, watch, top, tray)")
         }
         let subcommand = name
         func usage(_ text: String) -> UsageError { UsageError(description: text, subcommand: subcommand) }
@@ -158,6 +160,13 @@ public struct Invocation: Equatable, Sendable {
                 format = chosen
             }
             command = .watch(format: format)
+        case "top":
+            var once = false
+            while let argument = rest.popFirst() {
+                guard argument == "--once" else { throw usage("top: unknown argument '\(argument)'") }
+                once = true
+            }
+            command = .top(once: once)
         case "bridge":
             var sources = Set(BridgeSourceName.allCases)
             var chosen: Set<String> = []
@@ -224,7 +233,7 @@ public struct Invocation: Equatable, Sendable {
             }
             command = .tray(icon: icon, idleIcon: idleIcon, progressRing: progressRing)
         default:
-            throw UsageError(description: "unknown command '\(name)' (status, push, pop, run, watch, tray, bridge)")
+            throw UsageError(description: "unknown command '\(name)' (status, push, pop, run, watch, top, tray, bridge)")
         }
         return invocation(command)
     }
@@ -242,7 +251,8 @@ public struct Invocation: Equatable, Sendable {
     static let runOptions: Set<String> = ["--label", "-l", "--kind", "--icon", "--application"]
 
     static let commands: Set<String> = [
-        "status", "push", "pop", "run", "watch", "tray", "bridge", "version", "help", "shell-init", "shell-helper",
+        "status", "push", "pop", "run", "watch", "top", "tray", "bridge", "version", "help", "shell-init",
+        "shell-helper",
     ]
 
     private static func splitInline(_ argument: String) -> (String, String?) {
