@@ -1,4 +1,5 @@
 import BusTestSupport
+import DBus
 import Foundation
 import NetActivity
 import NetActivityContract
@@ -11,40 +12,39 @@ import Glibc
 #endif
 
 /// A bus at a fixed socket path that a test can start, kill and start again: the session bus
-/// appearing after the app, and going away under it.
-final class FixedPathBus: @unchecked Sendable {
+/// appearing after the app, and going away under it. Each start is a `PrivateBus` listening on
+/// that path, with the service on it.
+final class FixedPathBus: Sendable {
     let address: String
-    private let directory: String
-    private var daemon: ChildProcess?
-    private var service: ServiceDaemon?
+    private let socket: String
+    private let running = Locked<(bus: PrivateBus, service: ServiceDaemon)?>(nil)
 
     init(directory: String) {
-        self.directory = directory
-        address = "unix:path=\(directory)/bus"
+        socket = directory + "/bus"
+        address = "unix:path=\(socket)"
     }
 
     deinit { stop() }
 
     /// Starts dbus-daemon on the path and netactivityd on it.
     func start() throws {
-        let configuration = directory + "/bus.conf"
-        try privateBusConfiguration(listen: address).write(toFile: configuration, atomically: true, encoding: .utf8)
-        let daemon = try ChildProcess("dbus-daemon", ["--nofork", "--config-file=\(configuration)", "--print-address=1"])
-        self.daemon = daemon
-        guard try daemon.readLine(timeout: .seconds(10)) != nil else { throw BusTestError("dbus-daemon printed no address") }
-        service = try ServiceDaemon(address: address)
+        let address = address
+        let bus = try PrivateBus { _ in privateBusConfiguration(listen: address) }
+        let service = try ServiceDaemon(address: address)
+        running.withLock { $0 = (bus, service) }
     }
 
     /// Kills both: the bus is gone.
     func stop() {
-        if let service, service.isRunning { try? service.kill() }
-        if let daemon, daemon.isRunning {
-            daemon.send(signal: SIGKILL)
-            _ = try? daemon.waitForExit(timeout: .seconds(10))
+        let stopped = running.withLock { running in
+            defer { running = nil }
+            return running
         }
-        service = nil
-        daemon = nil
-        unlink(directory + "/bus")
+        if let (bus, service) = stopped {
+            if service.isRunning { try? service.kill() }
+            bus.kill()
+        }
+        unlink(socket)
     }
 }
 
