@@ -126,56 +126,6 @@ import FoundationNetworking
         #expect(try probe.count() == 0)
     }
 
-    @Test func aConnectionDroppedMidBodyThrowsAndEndsTheActivity() async throws {
-        let service = try ServiceDaemon()
-        let client = service.client(ProblemLog())
-        let probe = try service.probe()
-        let drop = ThreadLatch()
-        let server = try LoopbackHTTPServer { exchange in
-            exchange.sendHead(contentLength: 10_000)
-            exchange.send(Self.body(2_000))
-            drop.wait()
-            exchange.close()
-        }
-        let download = Task { try await client.legacyDownload(server.url("/dropped")) }
-        try await waitUntil("the partial download's progress") {
-            try probe.activity("127.0.0.1/dropped")?.completed == 2_000
-        }
-        drop.open()
-
-        do {
-            let data = try await download.value
-            Issue.record("a short body must throw, got \(data.count) bytes")
-        } catch {
-            #expect(!(error is HTTPStatusError))
-            #expect(!(error is CancellationError))
-        }
-        await client.flush()
-        #expect(try probe.activities().isEmpty)
-        #expect(try probe.count() == 0)
-    }
-
-    @Test func cancellingTheTaskThrowsCancellationErrorAndEndsTheActivity() async throws {
-        let service = try ServiceDaemon()
-        let client = service.client(ProblemLog())
-        let probe = try service.probe()
-        let server = try LoopbackHTTPServer { exchange in
-            exchange.sendHead(contentLength: 100_000)
-            exchange.send(Self.body(5_000))
-            exchange.waitForClientToClose()
-        }
-        let download = Task { try await client.legacyDownload(server.url("/cancelled")) }
-        try await waitUntil("the download under way") {
-            (try probe.activity("127.0.0.1/cancelled")?.completed ?? 0) > 0
-        }
-        download.cancel()
-
-        await #expect(throws: CancellationError.self) { try await download.value }
-        await client.flush()
-        #expect(try probe.activities().isEmpty)
-        #expect(try probe.count() == 0)
-    }
-
     @Test func aRefusedConnectionThrowsAndEndsTheActivity() async throws {
         let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
@@ -216,14 +166,14 @@ import FoundationNetworking
 
 /// The deprecated `download(_:)`, reached through a protocol so that the tests calling it on
 /// purpose do not warn: the requirement is not deprecated, the client's method is its witness.
-private protocol DeprecatedDownload {
+protocol DeprecatedDownload {
     func download(_ url: URL, label: String?, progressThreshold: Double, timeout: TimeInterval) async throws -> Data
 }
 
 extension NetActivityClient: DeprecatedDownload {}
 
 extension DeprecatedDownload {
-    fileprivate func legacyDownload(_ url: URL, label: String? = nil, timeout: TimeInterval = 60) async throws -> Data {
+    func legacyDownload(_ url: URL, label: String? = nil, timeout: TimeInterval = 60) async throws -> Data {
         try await download(url, label: label, progressThreshold: 0.01, timeout: timeout)
     }
 }

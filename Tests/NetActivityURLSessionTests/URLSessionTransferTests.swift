@@ -167,25 +167,6 @@ import FoundationNetworking
         #expect(try probe.count() == 0)
     }
 
-    @Test func cancellingEndsTheActivity() async throws {
-        let service = try ServiceDaemon()
-        let client = service.client(ProblemLog())
-        let probe = try service.probe()
-        let server = try LoopbackHTTPServer { exchange in
-            exchange.sendHead(contentLength: 100_000)
-            exchange.send(Array(repeating: 1, count: 5_000))
-            exchange.waitForClientToClose()
-        }
-        let transfer = Task { try await client.data(for: URLRequest(url: server.url("/slow"))) }
-        try await waitUntil("the transfer under way") {
-            (try probe.activity("127.0.0.1/slow")?.completed ?? 0) > 0
-        }
-        transfer.cancel()
-        await #expect(throws: CancellationError.self) { try await transfer.value }
-        await client.flush()
-        #expect(try probe.count() == 0)
-    }
-
     @Test func anHTTPErrorIsAResponseAndEndsTheActivity() async throws {
         let service = try ServiceDaemon()
         let client = service.client(ProblemLog())
