@@ -135,6 +135,11 @@ class NetActivityIndicator extends PanelMenu.Button {
 
     _activityItem(activity) {
         const item = new PopupMenu.PopupBaseMenuItem({reactive: false, can_focus: false});
+        item.add_child(new St.Icon({
+            gicon: activityIcon(activity),
+            fallback_gicon: kindIcon(activity),
+            style_class: 'popup-menu-icon',
+        }));
         const lines = new St.BoxLayout({vertical: true, x_expand: true});
         lines.add_child(new St.Label({text: activityTitle(activity), style_class: 'netactivity-title'}));
         const details = activityDetails(activity);
@@ -162,6 +167,17 @@ class NetActivityIndicator extends PanelMenu.Button {
         };
         walk(this.menu.box);
         return texts;
+    }
+
+    /** Each activity row's icon, as the names of its icon: what a test reads through Eval. */
+    menuIcons() {
+        const icons = [];
+        for (const item of this._list._getMenuItems()) {
+            const icon = item.get_children().find(child => child instanceof St.Icon);
+            if (icon)
+                icons.push(icon.gicon?.get_names?.() ?? [icon.gicon?.to_string() ?? '']);
+        }
+        return icons;
     }
 
     _onDestroy() {

@@ -1,9 +1,70 @@
 // MARK: - What the menu says
 
-/** An application id as people read it: "org.mozilla.firefox" → "Firefox", "curl" → "Curl". */
+/** How many desktop entries `desktopEntry` remembers before it starts over. */
+const DESKTOP_ENTRY_CACHE_LIMIT = 256;
+const desktopEntries = new Map();
+
+/**
+ * The installed desktop entry of `id` (`org.gnome.Software`, without `.desktop`) as
+ * `{name, icon}`, or null. Ids come from other processes, so only names that can be desktop
+ * ids are looked up, and what is learned is kept: the open menu redraws up to 4 times a second.
+ */
+function desktopEntry(id) {
+    if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/.test(id))
+        return null;
+    if (desktopEntries.has(id))
+        return desktopEntries.get(id);
+    let entry = null;
+    const info = Gio.DesktopAppInfo.new(`${id}.desktop`);
+    if (info !== null)
+        entry = {name: info.get_name(), icon: info.get_icon()};
+    if (desktopEntries.size >= DESKTOP_ENTRY_CACHE_LIMIT)
+        desktopEntries.clear();
+    desktopEntries.set(id, entry);
+    return entry;
+}
+
+/**
+ * An application id as people read it: its desktop entry's name where one is installed
+ * ("org.gnome.Software" → "Software"), else the id's last part, capitalised
+ * ("org.mozilla.firefox" → "Firefox", "curl" → "Curl").
+ */
 function applicationName(application) {
+    const name = desktopEntry(application)?.name;
+    if (name)
+        return name;
     const short = application.split('.').pop();
     return short ? short[0].toUpperCase() + short.slice(1) : null;
+}
+
+/** The symbolic icon of each kind of transfer, for a row whose application names no icon. */
+const KIND_ICONS = Object.freeze({
+    download: 'folder-download-symbolic',
+    upload: 'document-send-symbolic',
+    sync: 'emblem-synchronizing-symbolic',
+    update: 'software-update-available-symbolic',
+    other: 'network-transmit-receive-symbolic',
+});
+
+/**
+ * The icon of an activity's menu row: its application's (the one it is for, else its owner's)
+ * where that application's desktop entry names one, else the `icon` hint where it is a themed
+ * icon name, else the symbolic icon of its kind.
+ */
+function activityIcon(activity) {
+    for (const id of [activity.claimedApplication, activity.application]) {
+        const icon = id ? desktopEntry(id)?.icon : null;
+        if (icon)
+            return icon;
+    }
+    if (/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/.test(activity.icon ?? ''))
+        return new Gio.ThemedIcon({name: activity.icon});
+    return kindIcon(activity);
+}
+
+/** The symbolic icon of the activity's kind: also what shows where its own icon is missing. */
+function kindIcon(activity) {
+    return new Gio.ThemedIcon({name: KIND_ICONS[activity.kind] ?? KIND_ICONS.other});
 }
 
 /**

@@ -25,6 +25,8 @@ UUID = "netactivity@netactivity.github.io"
 SERVICE = "io.github.netactivity.NetActivity1"
 SERVICE_PATH = "/io/github/netactivity/NetActivity1"
 SHELL = "org.gnome.Shell"
+# The desktop id the first download is for; the test installs its desktop entry.
+BACKUP_APP = "org.example.PhotoBackup"
 # The button, as the extension's enable() adds it to the panel under its uuid.
 BUTTON = f"imports.ui.main.panel.statusArea['{UUID}']"
 
@@ -218,6 +220,12 @@ def run(options):
     system_service = start_service(options.netactivityd, service_log, "--system", "--address", system_address)
     processes.append(system_service)
 
+    # An application with a desktop entry, which the menu names and draws by that entry.
+    applications = os.path.join(GLib.get_user_data_dir(), "applications")
+    os.makedirs(applications, exist_ok=True)
+    with open(os.path.join(applications, f"{BACKUP_APP}.desktop"), "w") as entry:
+        entry.write(f"[Desktop Entry]\nType=Application\nName=Photo Backup\nIcon={BACKUP_APP}\nExec=true\n")
+
     shell_log = open(os.path.join(work, "gnome-shell.log"), "w")
     shell_process = subprocess.Popen(
         ["gnome-shell", "--headless", "--wayland", "--no-x11", "--virtual-monitor", "1280x800", "--unsafe-mode"],
@@ -263,7 +271,8 @@ def run(options):
                    "'notify::visible', b => { if (b.visible && !globalThis.__netactivityShown)"
                    " globalThis.__netactivityShown = imports.gi.GLib.get_monotonic_time(); }); true")
         began = time.monotonic()
-        download = app.begin("Backup photos")
+        download = app.begin("Backup photos", {"application": GLib.Variant("s", BACKUP_APP),
+                                               "kind": GLib.Variant("s", "download")})
         app.update(download, total // 4, total)
         shown = wait_for("the indicator", lambda: shell.eval("globalThis.__netactivityShown"), timeout=5) / 1e6
         shell.eval(f"{BUTTON}.disconnect(globalThis.__netactivityShowing); delete globalThis.__netactivityShowing;"
@@ -314,6 +323,14 @@ def run(options):
                             and "System update" in line), None)
         check(system_line is not None and system_line > session_line, "the system's activity after the session's, marked")
         check("1 other connection" in text, "the shared counter")
+        if version >= 3:
+            check(lines[session_line].startswith("Photo Backup (via ") and lines[session_line].endswith(" — Backup photos"),
+                  "the application by its desktop entry's name")
+            icons = shell.eval(f"{BUTTON}.menuIcons()")
+            say(f"menu icons: {icons}")
+            check(len(icons) == 2 and BACKUP_APP in icons[0], "the session's row shows its application's icon")
+            check("network-transmit-receive-symbolic" in icons[1],
+                  "a row whose application has no desktop entry shows its kind's symbolic icon")
         # Count alone changes: the open menu follows.
         subprocess.run([netactivity, "push"], check=True, stdout=subprocess.DEVNULL)
         wait_for("the open menu with the new count", lambda: "2 other connections" in shell.eval(f"{BUTTON}.menuText()"),
