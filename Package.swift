@@ -29,7 +29,7 @@ let package = Package(
         // entries, /proc, systemd's app unit names. Shared by the bridge and every client.
         .target(name: "DesktopApplications", dependencies: ["Locking"]),
         // The contract: fixed names, limits, and the interfaces declared once as typed descriptors.
-        .target(name: "NetActivityContract", dependencies: ["DBus", "DesktopApplications"]),
+        .target(name: "NetActivityContract", dependencies: ["DBus"]),
         // Binds the model to the bus as io.github.netactivity.NetActivity1.
         .target(
             name: "NetActivityService",
@@ -38,7 +38,7 @@ let package = Package(
         // Prints the introspection XML and the extension's names the descriptors declare: `make interface`.
         .executableTarget(name: "netactivity-interface", dependencies: ["NetActivityContract"]),
         // The client library apps import to report and watch network activity; no Foundation.
-        .target(name: "NetActivity", dependencies: ["DBus", "NetActivityContract"]),
+        .target(name: "NetActivity", dependencies: ["DBus", "NetActivityContract", "DesktopApplications"]),
         // URLSession transfers and sessions tracked by the client library (Foundation, libcurl).
         .target(name: "NetActivityURLSession", dependencies: ["NetActivity", "Locking"]),
         // The seed's NetworkActivityCenter sample made real: `swift run DownloadCenter`.

@@ -238,7 +238,7 @@ enum Calls {
             let arguments = try? message.arguments(), arguments.count >= 2,
             let entries = arguments[1].stringKeyedEntries
         else { return nil }
-        return entries[NetActivityBus.Property.active.rawValue]?.unwrapped?.bool
+        return entries[NetActivityInterface.active.name.rawValue]?.unwrapped?.bool
     }
 
     /// The value of `Count` a PropertiesChanged carries, if it carries one.
@@ -247,7 +247,7 @@ enum Calls {
             let arguments = try? message.arguments(), arguments.count >= 2,
             let entries = arguments[1].stringKeyedEntries
         else { return nil }
-        return entries[NetActivityBus.Property.count.rawValue]?.unwrapped?.uint32
+        return entries[NetActivityInterface.count.name.rawValue]?.unwrapped?.uint32
     }
 
     /// A call to the service, its failure to build as a `BenchError`.

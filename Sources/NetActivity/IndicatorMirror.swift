@@ -139,7 +139,7 @@ struct IndicatorMirror {
             let id = NetActivityBus.activityID(at: path), case .found(let index) = index(of: id)
         else { return false }
         let before = state.activities[index]
-        Self.apply(changed, to: &state.activities[index])
+        state.activities[index].apply(changed)
         return state.activities[index] != before
     }
 
@@ -163,46 +163,8 @@ struct IndicatorMirror {
     /// empty, never trusted.
     static func activity(id: UInt32, _ properties: [String: Value]) -> ActivityInfo {
         var activity = ActivityInfo(id: id, owner: "", label: "", completed: 0, total: 0, started: 0)
-        apply(properties, to: &activity)
+        activity.apply(properties)
         return activity
-    }
-
-    static func apply(_ properties: [String: Value], to activity: inout ActivityInfo) {
-        typealias Object = ActivityObjectInterface
-        for (name, value) in properties {
-            switch name {
-            case Object.label.name.rawValue: if let text = Object.label.decode(value) { activity.label = text }
-            case Object.owner.name.rawValue: if let text = Object.owner.decode(value) { activity.owner = text }
-            case Object.started.name.rawValue:
-                if let number = Object.started.decode(value) { activity.started = number }
-            case Object.completed.name.rawValue:
-                if let number = Object.completed.decode(value) { activity.completed = number }
-            case Object.total.name.rawValue: if let number = Object.total.decode(value) { activity.total = number }
-            case Object.processID.name.rawValue:
-                if let number = Object.processID.decode(value) { activity.processID = Self.credential(number) }
-            case Object.userID.name.rawValue:
-                if let number = Object.userID.decode(value) { activity.userID = Self.credential(number) }
-            case Object.application.name.rawValue:
-                if let text = Object.application.decode(value) { activity.application = text }
-            case Object.claimedApplication.name.rawValue:
-                if let text = Object.claimedApplication.decode(value) { activity.claimedApplication = text }
-            case Object.icon.name.rawValue: if let text = Object.icon.decode(value) { activity.icon = text }
-            case Object.kind.name.rawValue: if let text = Object.kind.decode(value) { activity.kind = text }
-            case Object.fraction.name.rawValue:
-                if let number = Object.fraction.decode(value) {
-                    activity.reportedFraction = (0...1).contains(number) ? number : nil
-                }
-            case Object.rate.name.rawValue:
-                if let number = Object.rate.decode(value) { activity.rate = number.isFinite && number > 0 ? number : 0 }
-            default: break
-            }
-        }
-        // Fraction is Completed / Total while the bytes are known; only fraction mode needs it.
-        if activity.total > 0 { activity.reportedFraction = nil }
-    }
-
-    private static func credential(_ number: UInt32) -> UInt32? {
-        number == NetActivityBus.unknownCredential ? nil : number
     }
 
     private enum Position { case found(Int), insertAt(Int) }

@@ -1,5 +1,6 @@
-@_exported import struct NetActivityContract.ActivityInfo
-@_exported import struct NetActivityContract.IndicatorSnapshot
+// What an app reads of the service by descriptor (`ActivityInfo[descriptor]`), with `import NetActivity` alone.
+@_exported import enum NetActivityContract.ActivityObjectInterface
+@_exported import enum NetActivityContract.NetActivityInterface
 import DBus
 import NetActivityContract
 import Synchronization

@@ -111,36 +111,6 @@ public enum NetActivityBus {
         public static let kinds = ["download", "upload", "sync", "update", "other"]
     }
 
-    /// The main interface's property names, as `NetActivityInterface` declares them.
-    public enum Property {
-        public static let active = NetActivityInterface.active.name
-        public static let visible = NetActivityInterface.visible.name
-        public static let count = NetActivityInterface.count.name
-        public static let progress = NetActivityInterface.progress.name
-        public static let activities = NetActivityInterface.activities.name
-        public static let version = NetActivityInterface.version.name
-        public static let rate = NetActivityInterface.rate.name
-        public static let interfaceVersion = NetActivityInterface.interfaceVersion.name
-    }
-
-    /// The activity interface's property names, as `ActivityObjectInterface` declares them.
-    public enum ActivityProperty {
-        public static let id = ActivityObjectInterface.id.name
-        public static let label = ActivityObjectInterface.label.name
-        public static let owner = ActivityObjectInterface.owner.name
-        public static let started = ActivityObjectInterface.started.name
-        public static let completed = ActivityObjectInterface.completed.name
-        public static let total = ActivityObjectInterface.total.name
-        public static let processID = ActivityObjectInterface.processID.name
-        public static let userID = ActivityObjectInterface.userID.name
-        public static let application = ActivityObjectInterface.application.name
-        public static let claimedApplication = ActivityObjectInterface.claimedApplication.name
-        public static let icon = ActivityObjectInterface.icon.name
-        public static let kind = ActivityObjectInterface.kind.name
-        public static let fraction = ActivityObjectInterface.fraction.name
-        public static let rate = ActivityObjectInterface.rate.name
-    }
-
     /// `ProcessID` and `UserID` before the bus has told the service.
     public static let unknownCredential: UInt32 = 0xFFFF_FFFF
 }

@@ -1,3 +1,4 @@
+import NetActivity
 import DBus
 
 /// The exported `org.kde.StatusNotifierItem` object: one interface table whose getters read

@@ -1,5 +1,6 @@
 import BusTestSupport
 import Foundation
+import NetActivity
 import NetActivityContract
 import NetActivityTestSupport
 import Testing

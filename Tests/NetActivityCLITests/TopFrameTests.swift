@@ -1,5 +1,6 @@
 @testable import NetActivityCLI
 import Foundation
+import NetActivity
 import NetActivityContract
 import Testing
 

@@ -55,12 +55,10 @@ import Testing
 
     @Test func theNamesTheContractExportsAreTheDescriptors() {
         #expect(NetActivityBus.Member.updateActivityFraction == NetActivityInterface.updateActivityFraction.name)
-        #expect(NetActivityBus.Property.interfaceVersion == NetActivityInterface.interfaceVersion.name)
-        #expect(NetActivityBus.ActivityProperty.claimedApplication == ActivityObjectInterface.claimedApplication.name)
         #expect(NetActivityInterface.descriptor.properties.map(\.name) == [
-            NetActivityBus.Property.active, NetActivityBus.Property.visible, NetActivityBus.Property.count,
-            NetActivityBus.Property.progress, NetActivityBus.Property.rate, NetActivityBus.Property.activities,
-            NetActivityBus.Property.version, NetActivityBus.Property.interfaceVersion,
+            NetActivityInterface.active.name, NetActivityInterface.visible.name, NetActivityInterface.count.name,
+            NetActivityInterface.progress.name, NetActivityInterface.rate.name, NetActivityInterface.activities.name,
+            NetActivityInterface.version.name, NetActivityInterface.interfaceVersion.name,
         ])
     }
 

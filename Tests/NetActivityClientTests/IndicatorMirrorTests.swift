@@ -7,7 +7,7 @@ import Testing
 /// The client's incremental copy of the service's state, fed the bodies of the contract's
 /// replies and signals (version 2: activity objects under an ObjectManager).
 @Suite struct IndicatorMirrorTests {
-    typealias Name = NetActivityBus.ActivityProperty
+    typealias Name = ActivityObjectInterface
 
     static func dictionary(_ entries: [String: Value]) -> Value {
         .properties(entries.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
@@ -15,10 +15,10 @@ import Testing
 
     static func activityProperties(_ id: UInt32, _ label: String, completed: UInt64 = 0, total: UInt64 = 0) -> [String: Value] {
         [
-            Name.id.rawValue: .uint32(id), Name.label.rawValue: .string(label), Name.owner.rawValue: .string(":1.7"),
-            Name.started.rawValue: .uint64(1_000), Name.completed.rawValue: .uint64(completed),
-            Name.total.rawValue: .uint64(total), Name.processID.rawValue: .uint32(NetActivityBus.unknownCredential),
-            Name.userID.rawValue: .uint32(NetActivityBus.unknownCredential), Name.application.rawValue: .string(""),
+            Name.id.name.rawValue: .uint32(id), Name.label.name.rawValue: .string(label), Name.owner.name.rawValue: .string(":1.7"),
+            Name.started.name.rawValue: .uint64(1_000), Name.completed.name.rawValue: .uint64(completed),
+            Name.total.name.rawValue: .uint64(total), Name.processID.name.rawValue: .uint32(NetActivityBus.unknownCredential),
+            Name.userID.name.rawValue: .uint32(NetActivityBus.unknownCredential), Name.application.name.rawValue: .string(""),
         ]
     }
 
@@ -38,12 +38,12 @@ import Testing
     }
 
     static let mainState: [String: Value] = [
-        NetActivityBus.Property.active.rawValue: .variant(.boolean(true)),
-        NetActivityBus.Property.visible.rawValue: .variant(.boolean(false)),
-        NetActivityBus.Property.count.rawValue: .variant(.uint32(2)),
-        NetActivityBus.Property.progress.rawValue: .variant(.double(0.25)),
+        NetActivityInterface.active.name.rawValue: .variant(.boolean(true)),
+        NetActivityInterface.visible.name.rawValue: .variant(.boolean(false)),
+        NetActivityInterface.count.name.rawValue: .variant(.uint32(2)),
+        NetActivityInterface.progress.name.rawValue: .variant(.double(0.25)),
         // A version 2 service still answers Get/GetAll with the list; the mirror follows the objects.
-        NetActivityBus.Property.activities.rawValue: .variant(.array(element: "(ussttt)", [])),
+        NetActivityInterface.activities.name.rawValue: .variant(.array(element: "(ussttt)", [])),
     ]
 
     func loaded() -> IndicatorMirror {
@@ -88,19 +88,19 @@ import Testing
         let path = NetActivityBus.activityPath(9).rawValue
         let iface = NetActivityBus.activityInterface.rawValue
         expectTrue(mirror.propertiesChanged(path: path, interface: iface, changed: [
-            Name.completed.rawValue: .variant(.uint64(3)), Name.total.rawValue: .variant(.uint64(4)),
+            Name.completed.name.rawValue: .variant(.uint64(3)), Name.total.name.rawValue: .variant(.uint64(4)),
         ]))
         expectTrue(mirror.propertiesChanged(path: path, interface: iface, changed: [
-            Name.processID.rawValue: .variant(.uint32(4242)), Name.userID.rawValue: .variant(.uint32(1000)),
-            Name.application.rawValue: .variant(.string("org.example.Feeds")),
+            Name.processID.name.rawValue: .variant(.uint32(4242)), Name.userID.name.rawValue: .variant(.uint32(1000)),
+            Name.application.name.rawValue: .variant(.string("org.example.Feeds")),
         ]))
         let nine = mirror.snapshot.activities[1]
         #expect(nine.completed == 3 && nine.processID == 4242 && nine.userID == 1000 && nine.application == "org.example.Feeds")
         #expect(mirror.snapshot.activities[0] == IndicatorMirror.activity(id: 3, Self.activityProperties(3, "three")))
-        expectFalse(mirror.propertiesChanged(path: path, interface: iface, changed: [Name.completed.rawValue: .variant(.string("bad"))]),
+        expectFalse(mirror.propertiesChanged(path: path, interface: iface, changed: [Name.completed.name.rawValue: .variant(.string("bad"))]),
             "a mistyped value is ignored")
         expectFalse(mirror.propertiesChanged(path: NetActivityBus.activityPath(77).rawValue, interface: iface, changed: [
-            Name.completed.rawValue: .variant(.uint64(1)),
+            Name.completed.name.rawValue: .variant(.uint64(1)),
         ]), "an unknown object changes nothing")
     }
 
@@ -112,10 +112,10 @@ import Testing
         let changed = mirror.propertiesChanged(
             path: NetActivityBus.path.rawValue, interface: NetActivityBus.interface.rawValue,
             changed: [
-                NetActivityBus.Property.active.rawValue: .variant(.boolean(false)),
-                NetActivityBus.Property.count.rawValue: .variant(.uint32(0)),
-                NetActivityBus.Property.progress.rawValue: .variant(.double(-1)),
-                NetActivityBus.Property.activities.rawValue: .variant(.array(element: "(ussttt)", [])),
+                NetActivityInterface.active.name.rawValue: .variant(.boolean(false)),
+                NetActivityInterface.count.name.rawValue: .variant(.uint32(0)),
+                NetActivityInterface.progress.name.rawValue: .variant(.double(-1)),
+                NetActivityInterface.activities.name.rawValue: .variant(.array(element: "(ussttt)", [])),
             ])
         expectFalse(changed)
         #expect(mirror.snapshot == before)
@@ -124,7 +124,7 @@ import Testing
         // Three pushes on top of the two listed activities.
         let pushed = mirror.propertiesChanged(
             path: NetActivityBus.path.rawValue, interface: NetActivityBus.interface.rawValue,
-            changed: [NetActivityBus.Property.count.rawValue: .variant(.uint32(5))])
+            changed: [NetActivityInterface.count.name.rawValue: .variant(.uint32(5))])
         #expect(pushed)
         #expect(mirror.snapshot.count == 5)
         let removed = mirror.interfacesRemoved(
@@ -138,7 +138,7 @@ import Testing
         var mirror = IndicatorMirror()
         expectFalse(mirror.interfacesAdded(path: NetActivityBus.activityPath(1).rawValue, interfaces: Self.interfaces(Self.activityProperties(1, "early"))))
         expectFalse(mirror.propertiesChanged(path: NetActivityBus.path.rawValue, interface: NetActivityBus.interface.rawValue, changed: [
-            NetActivityBus.Property.count.rawValue: .variant(.uint32(5)),
+            NetActivityInterface.count.name.rawValue: .variant(.uint32(5)),
         ]))
         mirror.loadObjects(Self.managedObjects([]))
         mirror.loadMain([:])
@@ -150,12 +150,12 @@ import Testing
         mirror.useActivitiesProperty()
         let entry = Value.structure([.uint32(4), .string(":1.3"), .string("old"), .uint64(1), .uint64(2), .uint64(3)])
         var state = Self.mainState
-        state[NetActivityBus.Property.activities.rawValue] = .variant(.array(element: "(ussttt)", [entry]))
+        state[NetActivityInterface.activities.name.rawValue] = .variant(.array(element: "(ussttt)", [entry]))
         mirror.loadMain(state)
         #expect(mirror.isComplete)
         #expect(mirror.snapshot.activities.map(\.label) == ["old"])
         expectTrue(mirror.propertiesChanged(path: NetActivityBus.path.rawValue, interface: NetActivityBus.interface.rawValue, changed: [
-            NetActivityBus.Property.activities.rawValue: .variant(.array(element: "(ussttt)", [])),
+            NetActivityInterface.activities.name.rawValue: .variant(.array(element: "(ussttt)", [])),
         ]))
         #expect(mirror.snapshot.activities.isEmpty)
     }

@@ -1,3 +1,4 @@
+import NetActivity
 import NetActivityContract
 import Testing
 

@@ -19,31 +19,31 @@ import Testing
         var count: UInt32 { shared + UInt32(live.count) }
     }
 
-    typealias Name = NetActivityBus.ActivityProperty
+    typealias Name = ActivityObjectInterface
 
     static func progressProperties(_ values: (completed: UInt64, total: UInt64, fraction: Double?)) -> [String: Value] {
         let fraction = values.total > 0 ? Double(values.completed) / Double(values.total) : (values.fraction ?? -1)
         return [
-            Name.completed.rawValue: .variant(.uint64(values.completed)), Name.total.rawValue: .variant(.uint64(values.total)),
-            Name.fraction.rawValue: .variant(.double(fraction)), Name.rate.rawValue: .variant(.double(0)),
+            Name.completed.name.rawValue: .variant(.uint64(values.completed)), Name.total.name.rawValue: .variant(.uint64(values.total)),
+            Name.fraction.name.rawValue: .variant(.double(fraction)), Name.rate.name.rawValue: .variant(.double(0)),
         ]
     }
 
     static func objectProperties(_ id: UInt32) -> [String: Value] {
         [
-            Name.id.rawValue: .variant(.uint32(id)), Name.label.rawValue: .variant(.string("a\(id)")),
-            Name.owner.rawValue: .variant(.string(":1.9")), Name.started.rawValue: .variant(.uint64(1)),
-            Name.kind.rawValue: .variant(.string("download")),
+            Name.id.name.rawValue: .variant(.uint32(id)), Name.label.name.rawValue: .variant(.string("a\(id)")),
+            Name.owner.name.rawValue: .variant(.string(":1.9")), Name.started.name.rawValue: .variant(.uint64(1)),
+            Name.kind.name.rawValue: .variant(.string("download")),
         ].merging(progressProperties((0, 0, nil))) { $1 }
     }
 
     static func mainProperties(_ truth: Truth, visible: Bool) -> [String: Value] {
         [
-            NetActivityBus.Property.active.rawValue: .variant(.boolean(truth.count > 0)),
-            NetActivityBus.Property.visible.rawValue: .variant(.boolean(visible)),
-            NetActivityBus.Property.count.rawValue: .variant(.uint32(truth.count)),
+            NetActivityInterface.active.name.rawValue: .variant(.boolean(truth.count > 0)),
+            NetActivityInterface.visible.name.rawValue: .variant(.boolean(visible)),
+            NetActivityInterface.count.name.rawValue: .variant(.uint32(truth.count)),
             // A throttled Progress that lags: the mirror must not show it against its list.
-            NetActivityBus.Property.progress.rawValue: .variant(.double(0.123)),
+            NetActivityInterface.progress.name.rawValue: .variant(.double(0.123)),
         ]
     }
 

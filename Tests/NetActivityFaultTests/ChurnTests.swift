@@ -2,6 +2,7 @@ import BusTestSupport
 import DBus
 import NetActivityTestSupport
 import Foundation
+import NetActivity
 import NetActivityContract
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import NetActivity
 import NetActivityContract
 import NetActivityTestSupport
 import Testing

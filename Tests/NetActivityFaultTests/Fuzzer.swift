@@ -1,6 +1,7 @@
 import DBus
 import NetActivityTestSupport
 import Foundation
+import NetActivity
 import NetActivityContract
 import Testing
 

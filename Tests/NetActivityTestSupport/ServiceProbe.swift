@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import NetActivity
 import NetActivityContract
 
 /// A client connection of a test's own, without an event loop: calls block, and the messages

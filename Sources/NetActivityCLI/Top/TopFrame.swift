@@ -1,3 +1,4 @@
+import NetActivity
 import NetActivityContract
 
 /// One screen of `netactivity top`, made from a state, the rate history and the terminal's

@@ -1,4 +1,5 @@
 import DBus
+import NetActivity
 import NetActivityContract
 #if canImport(Glibc)
 import Glibc

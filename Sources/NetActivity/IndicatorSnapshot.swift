@@ -1,4 +1,5 @@
 import DBus
+import NetActivityContract
 
 /// One tracked activity as the service publishes it in `Activities`.
 public struct ActivityInfo: Equatable, Hashable, Sendable {
@@ -33,6 +34,10 @@ public struct ActivityInfo: Equatable, Hashable, Sendable {
     public var reportedFraction: Double?
     /// Bytes per second, as the service smooths it; 0 when unknown or stalled.
     public var rate: Double
+    /// The activity object's other declared properties, by name, as sent: those `fields` keeps
+    /// no field for, such as one a newer interface declaration adds. Read them typed with
+    /// `self[descriptor]`.
+    public var otherProperties: [String: Value] = [:]
 
     public init(
         id: UInt32, owner: String, label: String, completed: UInt64, total: UInt64, started: UInt64,
@@ -70,9 +75,55 @@ public struct ActivityInfo: Equatable, Hashable, Sendable {
         return Double(total - min(completed, total)) / rate
     }
 
+    /// The value of a declared activity property kept in `otherProperties`, decoded through its
+    /// descriptor; nil while none has arrived (or for one kept in a field: read the field).
+    public subscript<Type>(_ property: PropertyDescriptor<Type>) -> Type? {
+        otherProperties[property.name.rawValue].flatMap(property.decode)
+    }
+
+    /// Where each property of an activity object lands, bound to `ActivityObjectInterface`'s
+    /// descriptors as the service binds its getters to them (`ActivityInterface.swift`):
+    /// missing or mistyped values leave a field as it was, never trusted.
+    static let properties: PropertyTable<ActivityInfo> = {
+        typealias Object = ActivityObjectInterface
+        @Sendable func credential(_ number: UInt32) -> UInt32? { number == NetActivityBus.unknownCredential ? nil : number }
+        return PropertyTable(
+            Object.descriptor,
+            fields: [
+                Object.id.field { $0.id = $1 },
+                Object.label.field { $0.label = $1 },
+                Object.owner.field { $0.owner = $1 },
+                Object.started.field { $0.started = $1 },
+                Object.completed.field { $0.completed = $1 },
+                Object.total.field { $0.total = $1 },
+                Object.processID.field { $0.processID = credential($1) },
+                Object.userID.field { $0.userID = credential($1) },
+                Object.application.field { $0.application = $1 },
+                Object.claimedApplication.field { $0.claimedApplication = $1 },
+                Object.icon.field { $0.icon = $1 },
+                Object.kind.field { $0.kind = $1 },
+                Object.fraction.field { $0.reportedFraction = (0...1).contains($1) ? $1 : nil },
+                Object.rate.field { $0.rate = $1.isFinite && $1 > 0 ? $1 : 0 },
+            ],
+            others: { $0.otherProperties[$1] = $2 })
+    }()
+
+    /// Applies an activity object's property values (from `GetManagedObjects`,
+    /// `InterfacesAdded` or `PropertiesChanged`).
+    mutating func apply(_ values: [String: Value]) {
+        Self.properties.apply(values, to: &self)
+        // Fraction is Completed / Total while the bytes are known; only fraction mode needs it.
+        if total > 0 { reportedFraction = nil }
+    }
+
     /// Decodes one entry of `Activities`, `(ussttt)`; nil if it has another shape.
     public init?(_ value: Value) {
         guard let entry = ActivityEntry(value) else { return nil }
+        self.init(entry: entry)
+    }
+
+    /// The activity one entry of `Activities` lists (a version 1 service's only list).
+    public init(entry: ActivityEntry) {
         self.init(
             id: entry.id, owner: entry.owner, label: entry.label, completed: entry.completed, total: entry.total,
             started: entry.started)
@@ -95,6 +146,10 @@ public struct IndicatorSnapshot: Equatable, Sendable {
     public var serviceAvailable: Bool
     /// Bytes per second over every activity; 0 when none has a rate.
     public var rate: Double
+    /// The main object's other declared properties, by name, as sent: those `properties` keeps
+    /// no field for (`Version`, `InterfaceVersion`, one a newer declaration adds). Read them
+    /// typed with `self[descriptor]`.
+    public var otherProperties: [String: Value] = [:]
 
     public init(
         active: Bool = false, visible: Bool = false, count: UInt32 = 0, progress: Double? = nil,
@@ -127,28 +182,32 @@ public struct IndicatorSnapshot: Equatable, Sendable {
 
     /// Applies property values (from `GetAll` or `PropertiesChanged`, variants unwrapped or
     /// not); values of an unexpected type are ignored, never trusted.
-    public mutating func apply(_ properties: [String: Value]) {
-        typealias Main = NetActivityInterface
-        for (name, value) in properties {
-            switch name {
-            case Main.active.name.rawValue: if let flag = Main.active.decode(value) { active = flag }
-            case Main.visible.name.rawValue: if let flag = Main.visible.decode(value) { visible = flag }
-            case Main.count.name.rawValue: if let number = Main.count.decode(value) { count = number }
-            case Main.progress.name.rawValue:
-                if let fraction = Main.progress.decode(value) {
-                    progress = fraction >= 0 && fraction.isFinite ? min(1, fraction) : nil
-                }
-            case Main.rate.name.rawValue:
-                if let number = Main.rate.decode(value) { rate = number.isFinite && number > 0 ? number : 0 }
-            case Main.activities.name.rawValue:
-                // Entry by entry: one of another shape is left out, the others kept.
-                if let elements = (value.unwrapped ?? value).elements {
-                    activities = elements.compactMap(ActivityInfo.init)
-                }
-            default: break
-            }
-        }
+    public mutating func apply(_ values: [String: Value]) {
+        Self.properties.apply(values, to: &self)
     }
+
+    /// The value of a declared main-object property kept in `otherProperties`, decoded through
+    /// its descriptor; nil while none has arrived (or for one kept in a field: read the field).
+    public subscript<Type>(_ property: PropertyDescriptor<Type>) -> Type? {
+        otherProperties[property.name.rawValue].flatMap(property.decode)
+    }
+
+    /// Where each property of the main object lands, bound to `NetActivityInterface`'s
+    /// descriptors as the service binds its getters to them.
+    static let properties: PropertyTable<IndicatorSnapshot> = {
+        typealias Main = NetActivityInterface
+        return PropertyTable(
+            Main.descriptor,
+            fields: [
+                Main.active.field { $0.active = $1 },
+                Main.visible.field { $0.visible = $1 },
+                Main.count.field { $0.count = $1 },
+                Main.progress.field { $0.progress = $1 >= 0 && $1.isFinite ? min(1, $1) : nil },
+                Main.rate.field { $0.rate = $1.isFinite && $1 > 0 ? $1 : 0 },
+                Main.activities.field { $0.activities = $1.map(ActivityInfo.init(entry:)) },
+            ],
+            others: { $0.otherProperties[$1] = $2 })
+    }()
 
     /// The contract's aggregate `Progress` (version 3) over `activities`: byte activities weigh
     /// by their total, each fraction-mode one as much as the mean total of the byte activities
