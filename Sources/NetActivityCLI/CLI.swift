@@ -40,8 +40,8 @@ public enum CLI {
             return waiting { await command.run() }
         case .watch(let format):
             return WatchCommand(services: invocation.services, format: format).run()
-        case .bridge(let sources):
-            return bridge(sources, services: invocation.services)
+        case .bridge(let sources, let trafficThreshold, let trafficIgnored):
+            return bridge(sources, services: invocation.services, trafficThreshold: trafficThreshold, trafficIgnored: trafficIgnored)
         case .shellInit(let shell):
             return shellInit(shell, bus: invocation.bus)
         case .shellHelper(let shellPID, let fifo):
@@ -54,10 +54,13 @@ public enum CLI {
         }
     }
 
-    static func bridge(_ sources: Set<BridgeSourceName>, services: FollowedServices) -> Int32 {
+    static func bridge(
+        _ sources: Set<BridgeSourceName>, services: FollowedServices, trafficThreshold: UInt64, trafficIgnored: Set<String>
+    ) -> Int32 {
         let options = BridgeOptions(
             sources: sources, session: services.session?.busAddress ?? .session,
-            system: services.system?.busAddress ?? .system, report: services.session ?? .session)
+            system: services.system?.busAddress ?? .system, report: services.session ?? .session,
+            trafficThreshold: trafficThreshold, trafficIgnored: trafficIgnored)
         do {
             return try Bridge(options: options).run()
         } catch {
