@@ -237,6 +237,18 @@ import Testing
         #expect(!events.contains { if case .began(let a) = $0 { a.label == "Other traffic" } else { false } })
     }
 
+    @Test func aSocketGoneWithoutABroadcastTakesWhatNothingElseExplains() throws {
+        var harness = Harness()
+        harness.open(1, owner: Self.fetcher)
+        harness.follow()
+        _ = harness.run(1, 1, received: 200_000)
+        _ = harness.sockets.removeValue(forKey: 1)
+        harness.interface.received += 150_000  // its last bytes: at most what it moved last period
+        let events = harness.tick()
+        #expect(Self.began(events).first?.completed == 350_000, "\(events)")
+        #expect(Self.began(events).count == 1, "no Other traffic")
+    }
+
     @Test func aSocketWhoseOwnerIsGoneIsNobodys() {
         var harness = Harness()
         harness.open(1)  // no owner found: the process exited between dump and /proc

@@ -45,6 +45,8 @@ final class TrafficSource: BridgeSource {
         observation = context.client.observe { [reported] snapshot in
             reported.value.withLock { $0 = snapshot.activities }
         }
+        // The first reading now: the first timer's then tells what moved since.
+        _ = tracker.take(TrafficSample(interfaces: system.interfaces()), at: Self.now)
         schedule()
     }
 
@@ -75,7 +77,8 @@ final class TrafficSource: BridgeSource {
                 saidBroken = true
             }
         }
-        apply(tracker.take(sample, at: .nanoseconds(MonotonicClock().nanoseconds)))
+        let events = tracker.take(sample, at: Self.now)
+        apply(events)
         if tracker.followsSockets {
             system.startFollowing()
         } else {
@@ -84,6 +87,8 @@ final class TrafficSource: BridgeSource {
         }
         schedule()
     }
+
+    private static var now: Duration { .nanoseconds(MonotonicClock().nanoseconds) }
 
     private func apply(_ events: [TrafficEvent]) {
         for event in events {
@@ -111,7 +116,9 @@ final class TrafficSource: BridgeSource {
         let me = UInt32(bitPattern: getpid())
         for (_, mine) in shown {
             if let index = activities.firstIndex(where: {
-                $0.processID == me && $0.label == mine.label && $0.claimedApplication == mine.application
+                // The service learns an activity's process a moment after it begins.
+                ($0.processID == me || $0.processID == nil) && $0.label == mine.label
+                    && $0.claimedApplication == mine.application
             }) {
                 activities.remove(at: index)
             }

@@ -24,7 +24,17 @@ final class TrafficTracker {
         var received: UInt64
         var acked: UInt64
         var uid: UInt32
-        var owner: SocketOwner??
+        /// Looked up once: nil until then, `.some(nil)` when nobody was found.
+        var owner: SocketOwner?? = nil
+        /// What it moved between the last two dumps.
+        var lastDelta = InterfaceCounters.Bytes(received: 0, sent: 0)
+
+        /// What it moved since these counters, none where a counter went backwards.
+        func delta(to received: UInt64, _ acked: UInt64) -> InterfaceCounters.Bytes {
+            .init(
+                received: received >= self.received ? received - self.received : 0,
+                sent: acked >= self.acked ? acked - self.acked : 0)
+        }
     }
 
     /// One application's recent bytes and what is shown of it.
@@ -96,84 +106,100 @@ final class TrafficTracker {
     // MARK: - Sockets
 
     private func follow(_ sample: TrafficSample.Sockets, interfaces: InterfaceCounters.Bytes?, at now: Duration) -> [TrafficEvent] {
-        var perOwner: [String: (owner: SocketOwner, received: UInt64, sent: UInt64)] = [:]
-        var explained = InterfaceCounters.Bytes(received: 0, sent: 0)
+        var moved = Moved()
         let first = !baselined
         var seen: [UInt64: Followed] = [:]
         var fresh: [SocketRecord] = []
         for record in sample.tcp where !record.isLoopback {
             guard let received = record.bytesReceived, let acked = record.bytesAcked else { continue }
-            var followed = sockets[record.cookie] ?? Followed(received: 0, acked: 0, uid: record.uid, owner: nil)
+            var followed = sockets[record.cookie] ?? Followed(received: 0, acked: 0, uid: record.uid)
             if !first {
                 // A socket first seen after the baseline was opened since: all it moved is new.
-                let deltaIn = received >= followed.received ? received - followed.received : 0
-                let deltaOut = acked >= followed.acked ? acked - followed.acked : 0
-                explained.received &+= deltaIn
-                explained.sent &+= deltaOut
-                if record.uid == settings.uid, deltaIn &+ deltaOut > 0 {
-                    if followed.owner == nil { fresh.append(record) }
-                    perOwner.add(followed.owner ?? nil, record.cookie, deltaIn, deltaOut, pending: &pendingDeltas)
+                let delta = followed.delta(to: received, acked)
+                followed.lastDelta = delta
+                if followed.uid == settings.uid, delta.received &+ delta.sent > 0, followed.owner == nil {
+                    fresh.append(record)
                 }
+                moved.add(delta, of: record.cookie)
             }
             followed.received = received
             followed.acked = acked
             seen[record.cookie] = followed
         }
-        for record in sample.destroyed where !record.isLoopback {
-            guard !first, let received = record.bytesReceived, let acked = record.bytesAcked else { continue }
-            // The broadcast's uid reads 0: a socket not followed before is nobody's we know.
-            let followed = sockets[record.cookie] ?? seen[record.cookie]
-            let deltaIn = received >= (followed?.received ?? 0) ? received - (followed?.received ?? 0) : 0
-            let deltaOut = acked >= (followed?.acked ?? 0) ? acked - (followed?.acked ?? 0) : 0
-            explained.received &+= deltaIn
-            explained.sent &+= deltaOut
-            if let followed, followed.uid == settings.uid {
-                perOwner.add(followed.owner ?? nil, record.cookie, deltaIn, deltaOut, pending: &pendingDeltas)
-            }
-            seen[record.cookie] = nil
-        }
         // Owners of the sockets that began to carry traffic, looked up together.
         if !fresh.isEmpty {
             let owners = lookup.owners(of: fresh)
-            for record in fresh {
-                let owner = owners[record.cookie]
-                seen[record.cookie]?.owner = .some(owner)
-                if let owner, let pending = pendingDeltas[record.cookie] {
-                    perOwner.add(owner, record.cookie, pending.received, pending.sent, pending: &pendingDeltas)
-                }
-            }
+            for record in fresh { seen[record.cookie]?.owner = .some(owners[record.cookie]) }
         }
-        pendingDeltas.removeAll()
+        var gone: [UInt64: Followed] = [:]
+        for record in sample.destroyed where !record.isLoopback {
+            guard !first, let received = record.bytesReceived, let acked = record.bytesAcked else { continue }
+            // The broadcast's uid reads 0: a socket not followed before is nobody's we know.
+            // One dumped this very sample has only what it moved after the dump left to count.
+            let followed = seen.removeValue(forKey: record.cookie) ?? sockets.removeValue(forKey: record.cookie)
+            moved.add((followed ?? Followed(received: 0, acked: 0, uid: .max)).delta(to: received, acked), of: record.cookie)
+            if let followed { gone[record.cookie] = followed }
+        }
+        // Sockets gone without a broadcast (none subscribed, or its queue overflowed) took
+        // their last bytes with them: about what each moved in its last period, at most what
+        // the interfaces carried beyond the rest, is theirs.
+        let vanished = first ? [] : sockets.filter { seen[$0.key] == nil }.map(\.value)
         sockets = seen
-        defer { baselined = true }
-        if !first, let interfaces {
-            if let (owner, unexplained) = unexplainedTraffic(interfaces, explained: explained, udp: sample.udp) {
-                perOwner[owner.application, default: (owner, 0, 0)].received &+= unexplained.received
-                perOwner[owner.application, default: (owner, 0, 0)].sent &+= unexplained.sent
+        baselined = true
+        guard !first else { return update([:], reported: sample.reported, at: now) }
+        var applications: [String: (SocketOwner, UInt64, UInt64)] = [:]
+        func credit(_ owner: SocketOwner, _ received: UInt64, _ sent: UInt64) {
+            applications[owner.application, default: (owner, 0, 0)].1 &+= received
+            applications[owner.application, default: (owner, 0, 0)].2 &+= sent
+        }
+        for (cookie, delta) in moved.byCookie {
+            guard let followed = seen[cookie] ?? gone[cookie], followed.uid == settings.uid,
+                let owner = followed.owner ?? nil
+            else { continue }
+            credit(owner, delta.received, delta.sent)
+        }
+        if let interfaces {
+            var extra = unexplained(interfaces, explained: moved.total)
+            for followed in vanished where extra.received &+ extra.sent > 0 {
+                let received = min(extra.received, followed.lastDelta.received)
+                let sent = min(extra.sent, followed.lastDelta.sent)
+                extra.received -= received
+                extra.sent -= sent
+                if followed.uid == settings.uid, let owner = followed.owner ?? nil { credit(owner, received, sent) }
+            }
+            if extra.received &+ extra.sent > 0 {
+                credit(quicOwner(sample.udp) ?? .otherTraffic, extra.received, extra.sent)
             }
         }
-        return update(perOwner.mapValues { ($0.owner, $0.received, $0.sent) }, reported: sample.reported, at: now)
+        return update(applications, reported: sample.reported, at: now)
     }
 
-    /// Deltas of sockets whose owner is being looked up this sample.
-    private var pendingDeltas: [UInt64: (received: UInt64, sent: UInt64)] = [:]
+    /// What the sockets of one sample moved, each and together.
+    private struct Moved {
+        var byCookie: [UInt64: InterfaceCounters.Bytes] = [:]
+        var total = InterfaceCounters.Bytes(received: 0, sent: 0)
 
-    /// The bytes the interfaces carried beyond TCP and its headers, and who gets them: the one
-    /// application with QUIC sockets, else "Other traffic"; nil when TCP explains it all.
-    private func unexplainedTraffic(
-        _ interfaces: InterfaceCounters.Bytes, explained: InterfaceCounters.Bytes, udp: [SocketRecord]
-    ) -> (SocketOwner, InterfaceCounters.Bytes)? {
+        mutating func add(_ delta: InterfaceCounters.Bytes, of cookie: UInt64) {
+            byCookie[cookie, default: .init(received: 0, sent: 0)].received &+= delta.received
+            byCookie[cookie, default: .init(received: 0, sent: 0)].sent &+= delta.sent
+            total.received &+= delta.received
+            total.sent &+= delta.sent
+        }
+    }
+
+    /// The bytes the interfaces carried beyond what TCP explains, headers allowed for.
+    private func unexplained(_ interfaces: InterfaceCounters.Bytes, explained: InterfaceCounters.Bytes) -> InterfaceCounters.Bytes {
         let allowance = 1 + settings.headerAllowance
         let total = Double(interfaces.received &+ interfaces.sent)
         let covered = Double(explained.received &+ explained.sent) * allowance
-        guard total > covered else { return nil }
+        guard total > covered else { return .init(received: 0, sent: 0) }
+        // Headers travel both ways (a download's ACKs go out): the allowance is on the sum, and
+        // what is left is split by which direction carried more than TCP.
         let extraIn = max(0, Double(interfaces.received) - Double(explained.received) * allowance)
         let extraOut = max(0, Double(interfaces.sent) - Double(explained.sent) * allowance)
-        let extra = total - covered
         let share = extraIn + extraOut > 0 ? extraIn / (extraIn + extraOut) : 1
-        let bytes = InterfaceCounters.Bytes(
-            received: UInt64(extra * share), sent: UInt64(extra * (1 - share)))
-        return (quicOwner(udp) ?? .otherTraffic, bytes)
+        let extra = total - covered
+        return .init(received: UInt64(extra * share), sent: UInt64(extra * (1 - share)))
     }
 
     /// The one application of this user with UDP sockets connected to remote port 443, if
@@ -283,22 +309,5 @@ extension SocketOwner {
     mutating func merge(_ other: SocketOwner) {
         if cgroup == nil { cgroup = other.cgroup }
         if processes.count < 256 { processes.formUnion(other.processes) }
-    }
-}
-
-extension Dictionary where Key == String, Value == (owner: SocketOwner, received: UInt64, sent: UInt64) {
-    /// Adds a socket's delta to its owner's, or, while its owner is still unknown, keeps it
-    /// pending under its cookie.
-    mutating func add(
-        _ owner: SocketOwner?, _ cookie: UInt64, _ received: UInt64, _ sent: UInt64,
-        pending: inout [UInt64: (received: UInt64, sent: UInt64)]
-    ) {
-        guard let owner else {
-            pending[cookie, default: (0, 0)].received &+= received
-            pending[cookie, default: (0, 0)].sent &+= sent
-            return
-        }
-        self[owner.application, default: (owner, 0, 0)].received &+= received
-        self[owner.application, default: (owner, 0, 0)].sent &+= sent
     }
 }
