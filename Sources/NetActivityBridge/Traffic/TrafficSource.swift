@@ -66,26 +66,32 @@ final class TrafficSource: BridgeSource {
     }
 
     private func sample() {
-        var sample = TrafficSample(interfaces: system.interfaces())
-        if tracker.followsSockets {
-            do {
-                let sockets = try system.sockets()
-                sample.sockets = TrafficSample.Sockets(
-                    tcp: sockets.tcp, destroyed: system.destroyed(), udp: sockets.udp, reported: reportedByOthers())
-            } catch {
-                if !saidBroken { context.problems("cannot read sockets: \(error.description)") }
-                saidBroken = true
-            }
-        }
-        let events = tracker.take(sample, at: Self.now)
-        apply(events)
+        let following = tracker.followsSockets
+        apply(tracker.take(read(withSockets: following), at: Self.now))
         if tracker.followsSockets {
             system.startFollowing()
+            // The interfaces just got busy: the baseline dump now, so the next sample has
+            // deltas, or a transfer's begin would wait one period more.
+            if !following { apply(tracker.take(read(withSockets: true), at: Self.now)) }
         } else {
             system.stopFollowing()
             reporterCgroups.removeAll()
         }
         schedule()
+    }
+
+    private func read(withSockets: Bool) -> TrafficSample {
+        var sample = TrafficSample(interfaces: system.interfaces())
+        guard withSockets else { return sample }
+        do {
+            let sockets = try system.sockets()
+            sample.sockets = TrafficSample.Sockets(
+                tcp: sockets.tcp, destroyed: system.destroyed(), udp: sockets.udp, reported: reportedByOthers())
+        } catch {
+            if !saidBroken { context.problems("cannot read sockets: \(error.description)") }
+            saidBroken = true
+        }
+        return sample
     }
 
     private static var now: Duration { .nanoseconds(MonotonicClock().nanoseconds) }
