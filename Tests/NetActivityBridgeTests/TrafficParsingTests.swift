@@ -1,3 +1,5 @@
+import DBus
+import NetActivity
 @testable import NetActivityBridge
 import Testing
 
@@ -221,5 +223,34 @@ import Testing
         guard let mount = tree.mount else { return }  // no cgroup2 here: nothing to map
         #expect(tree.path(of: 1) == nil || tree.path(of: 1) == mount.root)
         #expect(tree.path(of: UInt64.max) == nil)
+    }
+}
+
+/// The source where the kernel refuses sock_diag (a sandbox): it says so when it starts, once,
+/// and the bridge goes on with its other sources.
+@Suite struct TrafficSandboxTests {
+    final class NoSockDiag: TrafficSystem, SocketOwnerLookup {
+        func interfaces() -> [String: InterfaceCounters.Bytes] { [:] }
+        func sockets() throws(TrafficProblem) -> (tcp: [SocketRecord], udp: [SocketRecord]) {
+            throw TrafficProblem("no sock_diag socket: Operation not permitted")
+        }
+        func destroyed() -> [SocketRecord] { [] }
+        func startFollowing() {}
+        func stopFollowing() {}
+        var owners: SocketOwnerLookup { self }
+        func owners(of sockets: [SocketRecord]) -> [UInt64: SocketOwner] { [:] }
+    }
+
+    @Test func aSandboxWithoutSockDiagIsSaidWhenTheSourceStarts() throws {
+        let loop = try EventLoop()
+        let context = BridgeContext(
+            loop: loop, client: NetActivityClient(bus: .address("unix:path=/nonexistent"), problems: { _ in }),
+            sessionBus: .session, systemBus: .system, problems: { _ in })
+        let source = TrafficSource(context, settings: TrafficSettings(), system: NoSockDiag())
+        #expect {
+            try source.start()
+        } throws: { error in
+            (error as? BusError)?.message.contains("sock_diag is not available") == true
+        }
     }
 }
