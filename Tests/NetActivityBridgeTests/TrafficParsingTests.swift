@@ -254,3 +254,13 @@ import Testing
         }
     }
 }
+
+extension TrafficParsingTests {
+    @Test func anEarlierDumpsLateAnswersAreSkipped() {
+        // diagMessage writes sequence 1.
+        let datagram = Self.socket(cookie: 1, received: 10, acked: 20) + Self.done
+        #expect(SocketRecord.parse(datagram: datagram[...], sequence: 1).records.count == 1)
+        let stale = SocketRecord.parse(datagram: datagram[...], sequence: 2)
+        #expect(stale.records.isEmpty && !stale.done)
+    }
+}

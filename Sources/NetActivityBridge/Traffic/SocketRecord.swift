@@ -100,11 +100,12 @@ struct SocketRecord: Equatable, Sendable {
     }
 
     /// All the sockets of a dump's (or a broadcast's) datagram; whether it ended the dump
-    /// (`NLMSG_DONE` or an error), so the reader stops asking for more.
-    static func parse(datagram bytes: ArraySlice<UInt8>) -> (records: [SocketRecord], done: Bool) {
+    /// (`NLMSG_DONE` or an error), so the reader stops asking for more. With `sequence`, only
+    /// the answers to that request count: a late part of an earlier, abandoned dump is skipped.
+    static func parse(datagram bytes: ArraySlice<UInt8>, sequence: UInt32? = nil) -> (records: [SocketRecord], done: Bool) {
         var records: [SocketRecord] = []
         var done = false
-        for message in Netlink.messages(in: bytes) {
+        for message in Netlink.messages(in: bytes) where sequence == nil || message.sequence == sequence {
             switch message.type {
             case Netlink.sockDiagByFamily:
                 if let record = SocketRecord(payload: message.payload) { records.append(record) }

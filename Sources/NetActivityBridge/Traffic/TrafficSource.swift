@@ -133,7 +133,10 @@ final class TrafficSource: BridgeSource {
             guard let pid = activity.processID, pid != me else {
                 return ReportedActivity(processID: nil, cgroup: nil, claimedApplication: activity.claimedApplication)
             }
-            if reporterCgroups[pid] == nil { reporterCgroups[pid] = .some(Processes.cgroup(ofProcess: pid)) }
+            if reporterCgroups[pid] == nil {
+                if reporterCgroups.count >= 1_024 { reporterCgroups.removeAll() }
+                reporterCgroups[pid] = .some(Processes.cgroup(ofProcess: pid))
+            }
             return ReportedActivity(processID: pid, cgroup: reporterCgroups[pid] ?? nil, claimedApplication: activity.claimedApplication)
         }
     }
@@ -190,9 +193,15 @@ final class KernelTrafficSystem: TrafficSystem {
             socket = try SockDiagSocket(destroyGroups: false)
             dumpSocket = socket
         }
-        let tcp = try socket.dump(protocolNumber: 6, states: Self.tcpStates)
-        let udp = (try? socket.dump(protocolNumber: 17, states: Self.udpConnected)) ?? []
-        return (tcp, udp)
+        do {
+            let tcp = try socket.dump(protocolNumber: 6, states: Self.tcpStates)
+            let udp = (try? socket.dump(protocolNumber: 17, states: Self.udpConnected)) ?? []
+            return (tcp, udp)
+        } catch {
+            // A fresh socket next time: nothing of the failed dump is left to read.
+            dumpSocket = nil
+            throw error
+        }
     }
 
     func destroyed() -> [SocketRecord] {

@@ -62,7 +62,7 @@ final class SockDiagSocket {
                     if errno == EINTR { continue }
                     throw TrafficProblem("sock_diag dump failed: \(String(cString: strerror(errno)))")
                 }
-                let parsed = SocketRecord.parse(datagram: buffer[0..<count])
+                let parsed = SocketRecord.parse(datagram: buffer[0..<count], sequence: sequence)
                 records += parsed.records
                 if parsed.done || count == 0 { break }
             }
