@@ -147,6 +147,18 @@ struct TrafficBridgeTests {
         _ = try curl.waitForExit(timeout: .seconds(20))
     }
 
+    // MARK: - Cost
+
+    @Test func whileNothingMovesItWakesEveryTwoSeconds() throws {
+        let setup = try Setup()
+        Thread.sleep(forTimeInterval: 0.5)
+        let woken = try wakeUps(of: setup.bridge.pid, over: 6)
+        let switches = woken.compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }.reduce(0, +)
+        // 3 timer turns in 6 s, a switch or two each (the poll, the read); 1 a second would be 6+.
+        #expect(switches <= 6, "\(woken)")
+        #expect(setup.activities.isEmpty)
+    }
+
     // MARK: - Who is never shown, or not twice
 
     @Test func anotherUsersTransferNeverShows() throws {
