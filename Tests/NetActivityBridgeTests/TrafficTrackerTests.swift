@@ -249,6 +249,26 @@ import Testing
         #expect(Self.began(events).count == 1, "no Other traffic")
     }
 
+    @Test func anotherUsersSocketGoneAfterOneDumpLeavesNoOtherTraffic() {
+        var harness = Harness()
+        harness.open(1, uid: 65534, owner: Self.fetcher)
+        harness.move(1, received: 2_000_000)
+        harness.follow()  // the baseline sees it once
+        _ = harness.sockets.removeValue(forKey: 1)
+        harness.interface.received += 1_000_000  // its last second, and it is gone
+        #expect(harness.tick().isEmpty)
+    }
+
+    @Test func anIdleSocketGoneTakesNothing() {
+        var harness = Harness()
+        harness.open(1, owner: Self.uploader)
+        harness.follow()
+        _ = harness.run(2, 1)  // measured, idle
+        _ = harness.sockets.removeValue(forKey: 1)
+        harness.interface.received += 400_000
+        #expect(Self.began(harness.tick()).map(\.label) == ["Other traffic"])
+    }
+
     @Test func aSocketWhoseOwnerIsGoneIsNobodys() {
         var harness = Harness()
         harness.open(1)  // no owner found: the process exited between dump and /proc

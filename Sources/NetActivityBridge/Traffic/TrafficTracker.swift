@@ -28,6 +28,8 @@ final class TrafficTracker {
         var owner: SocketOwner?? = nil
         /// What it moved between the last two dumps.
         var lastDelta = InterfaceCounters.Bytes(received: 0, sent: 0)
+        /// Whether it was in two dumps, so `lastDelta` says how fast it goes.
+        var measured = false
 
         /// What it moved since these counters, none where a counter went backwards.
         func delta(to received: UInt64, _ acked: UInt64) -> InterfaceCounters.Bytes {
@@ -117,6 +119,7 @@ final class TrafficTracker {
                 // A socket first seen after the baseline was opened since: all it moved is new.
                 let delta = followed.delta(to: received, acked)
                 followed.lastDelta = delta
+                followed.measured = true
                 if followed.uid == settings.uid, delta.received &+ delta.sent > 0, followed.owner == nil {
                     fresh.append(record)
                 }
@@ -141,8 +144,10 @@ final class TrafficTracker {
             if let followed { gone[record.cookie] = followed }
         }
         // Sockets gone without a broadcast (none subscribed, or its queue overflowed) took
-        // their last bytes with them: about what each moved in its last period, at most what
-        // the interfaces carried beyond the rest, is theirs.
+        // their last bytes with them: of what the interfaces carried beyond the rest, about
+        // what each moved in its last period is theirs; one seen in a single dump (it moved
+        // its last bytes within its first period) may take the rest, shared. Else every
+        // transfer would end with a burst of "Other traffic", another user's too.
         let vanished = first ? [] : sockets.filter { seen[$0.key] == nil }.map(\.value)
         sockets = seen
         baselined = true
@@ -160,12 +165,21 @@ final class TrafficTracker {
         }
         if let interfaces {
             var extra = unexplained(interfaces, explained: moved.total)
-            for followed in vanished where extra.received &+ extra.sent > 0 {
+            for followed in vanished where followed.measured && extra.received &+ extra.sent > 0 {
                 let received = min(extra.received, followed.lastDelta.received)
                 let sent = min(extra.sent, followed.lastDelta.sent)
                 extra.received -= received
                 extra.sent -= sent
                 if followed.uid == settings.uid, let owner = followed.owner ?? nil { credit(owner, received, sent) }
+            }
+            let unmeasured = vanished.filter { !$0.measured }
+            if !unmeasured.isEmpty {
+                let share = InterfaceCounters.Bytes(
+                    received: extra.received / UInt64(unmeasured.count), sent: extra.sent / UInt64(unmeasured.count))
+                for followed in unmeasured where followed.uid == settings.uid {
+                    if let owner = followed.owner ?? nil { credit(owner, share.received, share.sent) }
+                }
+                extra = .init(received: 0, sent: 0)
             }
             if extra.received &+ extra.sent > 0 {
                 credit(quicOwner(sample.udp) ?? .otherTraffic, extra.received, extra.sent)
