@@ -119,3 +119,21 @@ import Glibc
         #expect(owner.label == "org.example.Tree", "no desktop entry installed: the id")
     }
 }
+
+extension TrafficKernelTests {
+    /// A dump spans many datagrams: 600 connections (1,200 sockets with `tcp_info`) all arrive.
+    @Test func aDumpOfManySocketsArrivesWhole() throws {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        let count = min(600, Int(limit.rlim_cur) / 4 - 50)
+        try #require(count > 100, "too few descriptors allowed: \(limit.rlim_cur)")
+        let connections = try (0..<count).map { _ in try Connection(bytes: 1) }
+        let ports = Set(connections.map(\.clientPort))
+        let start = ContinuousClock.now
+        let tcp = try KernelTrafficSystem(uid: getuid()).sockets().tcp
+        let elapsed = ContinuousClock.now - start
+        #expect(Set(tcp.map(\.localPort)).isSuperset(of: ports))
+        #expect(Set(tcp.map(\.cookie)).count == tcp.count, "each socket once")
+        #expect(elapsed < .seconds(2), "\(elapsed)")
+    }
+}

@@ -368,6 +368,20 @@ import Testing
         #expect(Self.began(harness.run(2, 1, received: 500_000)).count == 1)
     }
 
+    @Test func whatIsShownEndsWhenDumpsFail() {
+        var harness = Harness()
+        harness.open(1, owner: Self.fetcher)
+        harness.follow()
+        _ = harness.run(2, 1, received: 500_000)
+        var ended: [String] = []
+        for _ in 0..<8 {
+            harness.interface.received += 500_000  // still busy, but no dump answers
+            harness.now += .seconds(1)
+            ended += Self.ended(harness.tracker.take(TrafficSample(interfaces: ["eth0": harness.interface]), at: harness.now))
+        }
+        #expect(ended == ["org.example.Fetcher"])
+    }
+
     @Test func stoppingEndsWhatIsShown() {
         var harness = Harness()
         harness.open(1, owner: Self.fetcher)

@@ -82,6 +82,9 @@ final class TrafficTracker {
         var events: [TrafficEvent] = []
         if let sockets = sample.sockets {
             events += follow(sockets, interfaces: moved, at: now)
+        } else if followsSockets {
+            // The dump failed: what is shown still ages and ends, rather than hang on.
+            events += update([:], reported: [], at: now)
         }
         let busy = lastBusy.map { now - $0 < settings.quietAfter } ?? false
         if followsSockets && !busy {
