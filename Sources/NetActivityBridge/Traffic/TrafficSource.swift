@@ -42,6 +42,8 @@ final class TrafficSource: BridgeSource {
         } catch {
             throw BusError(.failed, "sock_diag is not available (\(error.description)); traffic is not observed")
         }
+        // No socket held while nothing moves.
+        system.stopFollowing()
         observation = context.client.observe { [reported] snapshot in
             reported.value.withLock { $0 = snapshot.activities }
         }
