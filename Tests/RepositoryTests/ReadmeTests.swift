@@ -190,7 +190,7 @@ struct SwiftCompiler {
     let cDBusFlags: [String]
 
     /// Objects a program linked against the client library needs: its target and those it uses.
-    static let clientTargets = ["NetActivity", "NetActivityContract", "DBus", "Locking"]
+    static let clientTargets = ["NetActivity", "NetActivityContract", "DesktopApplications", "DBus", "Locking"]
 
     init() throws {
         try requireTool("swiftc")
