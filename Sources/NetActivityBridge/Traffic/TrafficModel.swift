@@ -114,3 +114,18 @@ protocol SocketOwnerLookup: AnyObject {
     /// gone or unknown is left out.
     func owners(of sockets: [SocketRecord]) -> [UInt64: SocketOwner]
 }
+
+/// What the traffic source reads of the kernel: the seam tests replace.
+protocol TrafficSystem: AnyObject {
+    /// The default-route interfaces' counters.
+    func interfaces() -> [String: InterfaceCounters.Bytes]
+    /// Every TCP socket (with `tcp_info`) and every connected UDP socket.
+    func sockets() throws(TrafficProblem) -> (tcp: [SocketRecord], udp: [SocketRecord])
+    /// The TCP sockets destroyed since the last call, while following.
+    func destroyed() -> [SocketRecord]
+    /// Subscribes the destroy broadcasts (idempotent).
+    func startFollowing()
+    /// Unsubscribes them.
+    func stopFollowing()
+    var owners: SocketOwnerLookup { get }
+}
