@@ -115,6 +115,17 @@ struct TrafficBridgeTests {
         #expect(!shown.contains { $0.label == "Other traffic" })
     }
 
+    @Test func anIPv6DownloadIsShownToo() throws {
+        let setup = try Setup()
+        let curl = try setup.curl([PacingServer.url(bytes: 3_000_000, rate: 1_000_000, ipv6: true)])
+        try waitUntil("an activity for the IPv6 download", timeout: .seconds(10)) {
+            setup.activities.contains { $0.claimedApplication == Setup.desktopID && $0.kind == "download" }
+        }
+        let result = try curl.waitForExit(timeout: .seconds(20))
+        #expect(result.exitStatus == 0, "\(result)")
+        #expect(!setup.activities.contains { $0.label == "Other traffic" }, "\(setup.activities)")
+    }
+
     @Test func anUploadIsShownAsAnUpload() throws {
         let setup = try Setup()
         let file = setup.data.appendingPathComponent("upload")

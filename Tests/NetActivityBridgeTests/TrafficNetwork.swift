@@ -6,9 +6,9 @@ import Synchronization
 import Glibc
 #endif
 
-/// Two network namespaces this test makes, joined by a veth pair: a server at 10.213.0.1 and a
-/// client at 10.213.0.2 whose default route goes through the veth, so the client's veth is the
-/// interface the traffic source counts. Traffic never leaves them: nothing else is routed there.
+/// Two network namespaces this test makes, joined by a veth pair: a server at 10.213.0.1 and
+/// fd00:213::1, a client at 10.213.0.2 and fd00:213::2 whose default routes go through the veth,
+/// so the client's veth is the interface the traffic source counts. Traffic never leaves them: nothing else is routed there.
 ///
 /// Entered with `nsenter --net`, not `ip netns exec`, which remounts /sys and so would hide the
 /// cgroup tree the bridge maps socket cgroups with. Deleting the namespaces (in `deinit`, so
@@ -18,6 +18,8 @@ final class TrafficNetwork {
     let client: String
     static let serverAddress = "10.213.0.1"
     static let clientAddress = "10.213.0.2"
+    static let serverAddress6 = "fd00:213::1"
+    static let clientAddress6 = "fd00:213::2"
     private static let counter = Mutex(0)
 
     /// Why the real-traffic tests cannot run here, or nil when they can.
@@ -48,11 +50,15 @@ final class TrafficNetwork {
             try Self.ip(["link", "set", serverLink, "netns", server])
             try Self.ip(["-n", server, "addr", "add", "\(Self.serverAddress)/24", "dev", serverLink])
             try Self.ip(["-n", client, "addr", "add", "\(Self.clientAddress)/24", "dev", clientLink])
+            // No duplicate address detection: the addresses work at once, not 2 s later.
+            try Self.ip(["-n", server, "addr", "add", "\(Self.serverAddress6)/64", "dev", serverLink, "nodad"])
+            try Self.ip(["-n", client, "addr", "add", "\(Self.clientAddress6)/64", "dev", clientLink, "nodad"])
             for (namespace, link) in [(server, serverLink), (client, clientLink)] {
                 try Self.ip(["-n", namespace, "link", "set", "lo", "up"])
                 try Self.ip(["-n", namespace, "link", "set", link, "up"])
             }
             try Self.ip(["-n", client, "route", "add", "default", "via", Self.serverAddress])
+            try Self.ip(["-n", client, "-6", "route", "add", "default", "via", Self.serverAddress6])
         } catch {
             remove()
             throw error
@@ -127,7 +133,7 @@ final class PacingServer {
 
     init(in network: TrafficNetwork) throws {
         process = try ChildProcess(
-            "nsenter", network.enter(network.server, ["python3", "-c", Self.script, TrafficNetwork.serverAddress, "8080"]))
+            "nsenter", network.enter(network.server, ["python3", "-c", Self.script, "8080"]))
         guard try process.readLine(timeout: .seconds(10)) == "ready" else {
             throw BusTestError("the pacing server did not start: \(process.stderrText)")
         }
@@ -137,8 +143,8 @@ final class PacingServer {
         process.send(signal: SIGKILL)
     }
 
-    static func url(bytes: Int, rate: Int) -> String {
-        "http://\(TrafficNetwork.serverAddress):8080/\(bytes)/\(rate)"
+    static func url(bytes: Int, rate: Int, ipv6: Bool = false) -> String {
+        "http://\(ipv6 ? "[\(TrafficNetwork.serverAddress6)]" : TrafficNetwork.serverAddress):8080/\(bytes)/\(rate)"
     }
 
     static let script = #"""
@@ -177,13 +183,16 @@ final class PacingServer {
                         got += len(chunk)
                     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         def udp():
-            sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            sink.bind((sys.argv[1], 443))
+            sink = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+            sink.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            sink.bind(("::", 443))
             while True: sink.recv(65536)
         threading.Thread(target=udp, daemon=True).start()
-        server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # Both families on one socket: the namespace has no address but the test's.
+        server = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        server.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
         server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        server.bind((sys.argv[1], int(sys.argv[2])))
+        server.bind(("::", int(sys.argv[1])))
         server.listen(16)
         print("ready", flush=True)
         while True:
