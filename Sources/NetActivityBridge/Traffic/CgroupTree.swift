@@ -35,9 +35,15 @@ final class CgroupTree {
 
     /// The cgroup path (as `/proc/PID/cgroup` writes it) of the cgroup with id `id`, or nil.
     func path(of id: UInt64) -> String? {
-        if let known = paths[id] { return known }
-        rescan()
-        return paths[id]
+        paths(of: [id])[id]
+    }
+
+    /// The cgroup paths of `ids` that exist, walking the tree again at most once.
+    func paths(of ids: Set<UInt64>) -> [UInt64: String] {
+        if ids.contains(where: { paths[$0] == nil }) { rescan() }
+        var found: [UInt64: String] = [:]
+        for id in ids { found[id] = paths[id] }
+        return found
     }
 
     private func rescan() {

@@ -28,24 +28,41 @@ final class ProcessSocketOwners: SocketOwnerLookup {
     func owners(of sockets: [SocketRecord]) -> [UInt64: SocketOwner] {
         let wanted = Set(sockets.map(\.inode).filter { $0 != 0 })
         let holders = wanted.isEmpty ? [:] : processes(holding: wanted)
+        // The root cgroup (id 1) names no application.
+        let paths = cgroups.paths(of: Set(sockets.compactMap { $0.cgroupID.flatMap { $0 > 1 ? $0 : nil } }))
         var result: [UInt64: SocketOwner] = [:]
         for socket in sockets {
-            let cgroup = socket.cgroupID.flatMap { $0 > 1 ? cgroups.path(of: $0) : nil }
-            if let owner = Self.owner(cgroup: cgroup, process: holders[socket.inode]) {
+            let cgroup = socket.cgroupID.flatMap { paths[$0] }
+            if let owner = Self.owner(cgroup: cgroup, process: holders[socket.inode], entries: entryOfProgram) {
                 result[socket.cookie] = owner
             }
         }
         return result
     }
 
+    /// The desktop id of the entry that runs each program, remembered: finding it reads every
+    /// desktop entry, and a browser opens a socket a second.
+    private var programEntries: [String: String?] = [:]
+
+    private func entryOfProgram(_ program: String) -> String? {
+        if let known = programEntries[program] { return known }
+        if programEntries.count >= 256 { programEntries.removeAll() }
+        let id = DesktopEntries.desktopID(forProgram: program)
+        programEntries[program] = .some(id)
+        return id
+    }
+
     /// The owner of a socket in `cgroup` held by `process`: nil if neither names an application.
-    static func owner(cgroup: String?, process: UInt32?) -> SocketOwner? {
+    static func owner(
+        cgroup: String?, process: UInt32?,
+        entries: (String) -> String? = { DesktopEntries.desktopID(forProgram: $0) }
+    ) -> SocketOwner? {
         let program = process.flatMap(Processes.programName(ofProcess:))
         var desktopID = cgroup.flatMap(ApplicationUnit.desktopID(inCgroup:))
         if desktopID == nil, let process, let processCgroup = Processes.cgroup(ofProcess: process) {
             desktopID = ApplicationUnit.desktopID(inCgroup: processCgroup)
         }
-        if desktopID == nil, let program { desktopID = DesktopEntries.desktopID(forProgram: program) }
+        if desktopID == nil, let program { desktopID = entries(program) }
         guard let application = desktopID ?? program else { return nil }
         var processes: Set<UInt32> = []
         var next = process
