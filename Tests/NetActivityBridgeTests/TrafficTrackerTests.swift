@@ -237,6 +237,23 @@ import Testing
         #expect(!events.contains { if case .began(let a) = $0 { a.label == "Other traffic" } else { false } })
     }
 
+    @Test func aSocketDumpedThenDestroyedCountsOnce() throws {
+        var harness = Harness()
+        harness.open(1, owner: Self.fetcher)
+        harness.follow()
+        _ = harness.run(1, 1, received: 200_000)
+        // In this sample's dump at 300 kB, and its broadcast says 350 kB: 150 kB in all.
+        harness.move(1, received: 100_000)
+        var last = try #require(harness.sockets[1])
+        last.bytesReceived = 350_000
+        harness.interface.received += 50_000
+        let events = harness.tick(destroyed: [last])
+        #expect(Self.began(events).first?.completed == 350_000, "\(events)")
+        _ = harness.sockets.removeValue(forKey: 1)
+        harness.interface.received += 300_000  // UDP, say: not the closed socket's
+        #expect(harness.tick().contains { if case .began(let a) = $0 { a.label == "Other traffic" } else { false } })
+    }
+
     @Test func aSocketGoneWithoutABroadcastTakesWhatNothingElseExplains() throws {
         var harness = Harness()
         harness.open(1, owner: Self.fetcher)

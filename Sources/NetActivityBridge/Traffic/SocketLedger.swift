@@ -81,7 +81,9 @@ final class SocketLedger {
             guard !first, let received = record.bytesReceived, let acked = record.bytesAcked else { continue }
             // The broadcast's uid reads 0: a socket not followed before is nobody's we know.
             // One dumped this very sample has only what it moved after the dump left to count.
-            let followed = seen.removeValue(forKey: record.cookie) ?? sockets.removeValue(forKey: record.cookie)
+            let followed = seen.removeValue(forKey: record.cookie) ?? sockets[record.cookie]
+            // Counted here, so never again as a socket that vanished.
+            sockets[record.cookie] = nil
             moved.add((followed ?? Followed(received: 0, acked: 0, uid: .max)).delta(to: received, acked), of: record.cookie)
             if let followed { gone[record.cookie] = followed }
         }
