@@ -163,12 +163,14 @@ final class PacingServer {
                     _, size, rate = path.split("/")
                     size, rate = int(size), int(rate)
                     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % size)
-                    sent, start = 0, time.monotonic()
+                    # Never faster than RATE, even to catch up after a stall (a busy machine).
+                    sent, due = 0, time.monotonic()
                     while sent < size:
                         n = min(16384, size - sent)
                         conn.sendall(b"x" * n)
                         sent += n
-                        delay = start + sent / rate - time.monotonic()
+                        due = max(due, time.monotonic()) + n / rate
+                        delay = due - time.monotonic()
                         if delay > 0: time.sleep(delay)
                 else:
                     length = 0
@@ -207,11 +209,11 @@ final class PacingServer {
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.connect((sys.argv[1], 443))
         rate, seconds = int(sys.argv[2]), float(sys.argv[3])
-        start, sent = time.monotonic(), 0
+        start = due = time.monotonic()
         while time.monotonic() - start < seconds:
             s.send(b"q" * 1200)
-            sent += 1200
-            delay = start + sent / rate - time.monotonic()
+            due = max(due, time.monotonic()) + 1200 / rate
+            delay = due - time.monotonic()
             if delay > 0: time.sleep(delay)
         """#
 }
