@@ -158,10 +158,9 @@ enum Help {
           --traffic-ignore IDS        desktop ids or program names it never shows, comma-separated
 
         Reads only what the buses broadcast to every session and what the kernel tells every user
-        of their own sockets; needs no privileges. A source that
-        cannot start is said once and the others go on. One bridge runs per session
-        (io.github.netactivity.Bridge): a second one leaves at once. If the bridge dies, the
-        service ends everything it reported.
+        of their own sockets; needs no privileges. A source that cannot start is said once and
+        the others go on. One bridge runs per session (io.github.netactivity.Bridge): a second
+        one leaves at once. If the bridge dies, the service ends everything it reported.
         """
 
     static let version = """
