@@ -34,6 +34,7 @@ final class TrafficNetwork {
 
     init() throws {
         let number = Self.counter.withLock { value in
+            if value == 0 { Self.removeStale() }
             value += 1
             return value
         }
@@ -70,6 +71,18 @@ final class TrafficNetwork {
     private func remove() {
         for namespace in [client, server] { _ = try? run("ip", ["netns", "del", namespace]) }
         // The pair goes with the namespaces; a half-made one may still be in this namespace.
+    }
+
+    /// Deletes the namespaces of test processes that died before they could (`na-traffic-?PIDx…`).
+    private static func removeStale() {
+        guard let list = try? run("ip", ["netns", "list"]) else { return }
+        for line in list.stdout.split(separator: "\n") {
+            guard let name = line.split(separator: " ").first, name.hasPrefix("na-traffic-"),
+                let pid = Int32(name.dropFirst("na-traffic-".count + 1).prefix { $0.isNumber }),
+                kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
+            _ = try? run("ip", ["netns", "del", String(name)])
+        }
     }
 
     /// `nsenter --net=…` arguments that run `command` in `namespace`.
