@@ -4,9 +4,10 @@ import Glibc
 #endif
 
 /// Who owns a socket, from the kernel's and `/proc`'s answers: the socket's cgroup names the
-/// application when it is a systemd app unit; the process holding the socket's inode (found in
-/// `/proc/PID/fd` of this user's processes only) gives the program, and its process tree lets
-/// a reporter's `ProcessID` cover it. Asked only for sockets that just began to carry traffic.
+/// application when it is a systemd app unit; otherwise the process holding the socket's inode
+/// (found in `/proc/PID/fd` of this user's processes only) gives the program, and its process
+/// tree lets a reporter's `ProcessID` cover it. Asked only for sockets that just began to carry
+/// traffic.
 ///
 /// Every read may race a process's exit: a process gone between two reads is simply not the
 /// owner, never a crash.
@@ -26,10 +27,17 @@ final class ProcessSocketOwners: SocketOwnerLookup {
     }
 
     func owners(of sockets: [SocketRecord]) -> [UInt64: SocketOwner] {
-        let wanted = Set(sockets.map(\.inode).filter { $0 != 0 })
-        let holders = wanted.isEmpty ? [:] : processes(holding: wanted)
         // The root cgroup (id 1) names no application.
         let paths = cgroups.paths(of: Set(sockets.compactMap { $0.cgroupID.flatMap { $0 > 1 ? $0 : nil } }))
+        // Walking /proc/*/fd reads every descriptor of every process of the user: only for the
+        // sockets whose cgroup is no app unit (a terminal's scope, no systemd, before Linux 5.8).
+        // In an app unit a reporter is found by its cgroup as well as by its process.
+        let wanted = Set(
+            sockets.filter { socket in
+                socket.inode != 0
+                    && socket.cgroupID.flatMap { paths[$0] }.flatMap(ApplicationUnit.desktopID(inCgroup:)) == nil
+            }.map(\.inode))
+        let holders = wanted.isEmpty ? [:] : processes(holding: wanted)
         var result: [UInt64: SocketOwner] = [:]
         for socket in sockets {
             let cgroup = socket.cgroupID.flatMap { paths[$0] }
