@@ -47,7 +47,8 @@ let package = Package(
         .executableTarget(name: "na-idleclient", dependencies: ["NetActivity"], path: "Tests/IdleClientExecutable"),
         // `netactivity tray`: a StatusNotifierItem that follows Visible.
         .target(name: "NetActivityTray", dependencies: ["NetActivity", "NetActivityContract", "DBus"]),
-        // `netactivity bridge`: transfers PackageKit and the Unity launcher API announce, reported.
+        // `netactivity bridge`: transfers PackageKit and the Unity launcher API announce, and those the
+        // kernel's socket statistics show (the traffic source), reported.
         .target(
             name: "NetActivityBridge", dependencies: ["NetActivity", "NetActivityContract", "DBus", "DesktopApplications"]),
         // The `netactivity` command line: status, push/pop, run, watch, top, tray, bridge, the shell hook.
@@ -106,8 +107,8 @@ let package = Package(
         .testTarget(
             name: "NetActivityCLITests",
             dependencies: [
-                "NetActivityCLI", "NetActivity", "NetActivityContract", "NetActivityTray", "DesktopApplications", "DBus",
-                "BusTestSupport", "NetActivityTestSupport", "netactivityd", "netactivity",
+                "NetActivityCLI", "NetActivity", "NetActivityContract", "NetActivityTray", "NetActivityBridge",
+                "DesktopApplications", "DBus", "BusTestSupport", "NetActivityTestSupport", "netactivityd", "netactivity",
             ]
         ),
         .testTarget(

@@ -23,7 +23,8 @@ _netactivity() {
     --icon | --idle-icon) COMPREPLY=(); return ;;
     -l | --label | --application) COMPREPLY=(); return ;;
     --kind) COMPREPLY=($(compgen -W "download upload sync update other" -- "$cur")); return ;;
-    --only | --without) COMPREPLY=($(compgen -W "packagekit launcher" -- "$cur")); return ;;
+    --only | --without) COMPREPLY=($(compgen -W "packagekit launcher traffic" -- "$cur")); return ;;
+    --traffic-threshold | --traffic-ignore) COMPREPLY=(); return ;;
     esac
 
     if [ -z "$command" ]; then
@@ -43,7 +44,7 @@ _netactivity() {
     watch) COMPREPLY=($(compgen -W "--format --help $bus" -- "$cur")) ;;
     top) COMPREPLY=($(compgen -W "--once --help $bus" -- "$cur")) ;;
     tray) COMPREPLY=($(compgen -W "--icon --idle-icon --no-progress-ring --help $bus" -- "$cur")) ;;
-    bridge) COMPREPLY=($(compgen -W "--only --without --help $bus" -- "$cur")) ;;
+    bridge) COMPREPLY=($(compgen -W "--only --without --traffic-threshold --traffic-ignore --help $bus" -- "$cur")) ;;
     shell-init) ((COMP_CWORD == command_index + 1)) && COMPREPLY=($(compgen -W "bash zsh fish --help $bus" -- "$cur")) ;;
     shell-helper) COMPREPLY=($(compgen -W "--shell-pid --fifo --help $bus" -- "$cur")) ;;
     help) ((COMP_CWORD == command_index + 1)) && COMPREPLY=($(compgen -W "$commands" -- "$cur")) ;;

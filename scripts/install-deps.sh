@@ -53,6 +53,10 @@ need 'command -v python3' python3
 need 'command -v strace' strace
 # The service's tests build the benchmark's C floor to check it sends what the service sends.
 need 'command -v cc' gcc
+# The bridge's traffic tests: two network namespaces joined by a veth pair (ip), entered with
+# nsenter, and a transfer by another user (setpriv).
+need 'command -v ip' iproute2
+need 'command -v nsenter && command -v setpriv' util-linux
 case "${1:-}" in
 "") ;;
 bench)

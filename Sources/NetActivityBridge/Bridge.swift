@@ -6,7 +6,8 @@ import Glibc
 #endif
 
 /// `netactivity bridge`: reports the transfers other programs already announce on D-Bus
-/// (PackageKit's transactions, the Unity launcher API's progress) to the session's service,
+/// (PackageKit's transactions, the Unity launcher API's progress), and those it observes in the
+/// kernel's socket counters (the traffic source), to the session's service,
 /// through the client library, so everything it reports ends the moment it dies.
 ///
 /// One process per session: it owns `io.github.netactivity.Bridge` on the session bus, and a
@@ -56,7 +57,7 @@ public final class Bridge {
             let context = BridgeContext(
                 loop: loop, client: client, sessionBus: options.session, systemBus: options.system,
                 problems: { problems("bridge: \(name.rawValue): " + $0) })
-            let source = name.makeSource(context)
+            let source = name.makeSource(context, options: options)
             do {
                 try source.start()
                 sources.append(source)
@@ -85,17 +86,28 @@ public struct BridgeOptions: Sendable {
     public var report: Bus
     /// One line per problem; the default writes it to standard error.
     public var problems: @Sendable (String) -> Void
+    /// The traffic source's begin threshold: bytes an application moves within 2 s
+    /// (`--traffic-threshold`).
+    public var trafficThreshold: UInt64
+    /// Desktop ids and program names the traffic source never shows (`--traffic-ignore`).
+    public var trafficIgnored: Set<String>
+
+    /// The traffic source's default threshold: 256 kB within 2 s.
+    public static let defaultTrafficThreshold: UInt64 = 256 * 1024
 
     public init(
         sources: Set<BridgeSourceName> = Set(BridgeSourceName.allCases), session: BusAddress = .session,
         system: BusAddress = .system, report: Bus = .session,
-        problems: @escaping @Sendable (String) -> Void = NetActivityClient.logToStandardError
+        problems: @escaping @Sendable (String) -> Void = NetActivityClient.logToStandardError,
+        trafficThreshold: UInt64 = BridgeOptions.defaultTrafficThreshold, trafficIgnored: Set<String> = []
     ) {
         self.sources = sources
         self.session = session
         self.system = system
         self.report = report
         self.problems = problems
+        self.trafficThreshold = trafficThreshold
+        self.trafficIgnored = trafficIgnored
     }
 }
 
@@ -105,11 +117,18 @@ public enum BridgeSourceName: String, Sendable, CaseIterable {
     case packagekit
     /// The Unity launcher API's progress on the session bus (Electron apps, libunity apps).
     case launcher
+    /// What this user's applications move over TCP (and QUIC), observed with sock_diag.
+    case traffic
 
-    func makeSource(_ context: BridgeContext) -> any BridgeSource {
+    func makeSource(_ context: BridgeContext, options: BridgeOptions) -> any BridgeSource {
         switch self {
         case .packagekit: PackageKitSource(context)
         case .launcher: LauncherSource(context)
+        case .traffic:
+            TrafficSource(
+                context,
+                settings: TrafficSettings(
+                    threshold: max(1, options.trafficThreshold), ignored: options.trafficIgnored, uid: UInt32(getuid())))
         }
     }
 }

@@ -42,8 +42,8 @@ public enum CLI {
             return WatchCommand(services: invocation.services, format: format).run()
         case .top(let once):
             return TopCommand(services: invocation.services, once: once).run()
-        case .bridge(let sources):
-            return bridge(sources, services: invocation.services)
+        case .bridge(let sources, let trafficThreshold, let trafficIgnored):
+            return bridge(sources, services: invocation.services, trafficThreshold: trafficThreshold, trafficIgnored: trafficIgnored)
         case .shellInit(let shell):
             return shellInit(shell, bus: invocation.bus)
         case .shellHelper(let shellPID, let fifo):
@@ -56,10 +56,13 @@ public enum CLI {
         }
     }
 
-    static func bridge(_ sources: Set<BridgeSourceName>, services: FollowedServices) -> Int32 {
+    static func bridge(
+        _ sources: Set<BridgeSourceName>, services: FollowedServices, trafficThreshold: UInt64, trafficIgnored: Set<String>
+    ) -> Int32 {
         let options = BridgeOptions(
             sources: sources, session: services.session?.busAddress ?? .session,
-            system: services.system?.busAddress ?? .system, report: services.session ?? .session)
+            system: services.system?.busAddress ?? .system, report: services.session ?? .session,
+            trafficThreshold: trafficThreshold, trafficIgnored: trafficIgnored)
         do {
             return try Bridge(options: options).run()
         } catch {

@@ -36,7 +36,8 @@ enum Help {
           top [--once]                       show the activities live, the busiest first
           tray [--icon NAME] [--idle-icon NAME] [--no-progress-ring]
                                              show the indicator in the system tray
-          bridge [--only|--without SOURCES]  report what PackageKit and launcher-API apps announce
+          bridge [--only|--without SOURCES]  report what PackageKit and launcher-API apps announce,
+                                             and what apps move over the network
           shell-init bash|zsh|fish           print the shell hook: curl, git clone, ... report
           help [COMMAND]                     show help for a command
           version                            show the version
@@ -156,20 +157,30 @@ enum Help {
 
     static let bridge = """
         Usage: netactivity bridge [--only SOURCES | --without SOURCES]
+                                  [--traffic-threshold BYTES] [--traffic-ignore IDS]
 
         Reports to the session's service the transfers other programs already announce on D-Bus,
-        so the indicator shows them with no app changed. SOURCES is a comma-separated list of:
+        and those it observes, so the indicator shows them with no app changed. SOURCES is a
+        comma-separated list of:
 
           packagekit   PackageKit's transactions on the system bus (GNOME Software, KDE
                        Discover, pkcon): refreshing package lists, downloading updates
           launcher     the Unity launcher API's progress on the session bus (Electron apps,
                        libunity apps); the bridge owns com.canonical.Unity while no dock does,
                        so those apps send it
+          traffic      what this user's applications move over TCP (and QUIC, roughly), from
+                       the kernel's socket counters: an activity per application that moves
+                       more than --traffic-threshold bytes (default 262144) within 2 s, ended
+                       after 5 s below a tenth of it; none for an application that reports
+                       its own. Another user's traffic is never shown
 
-        Reads only what the buses broadcast to every session; needs no privileges. A source that
-        cannot start is said once and the others go on. One bridge runs per session
-        (io.github.netactivity.Bridge): a second one leaves at once. If the bridge dies, the
-        service ends everything it reported.
+          --traffic-threshold BYTES   the traffic source's begin threshold
+          --traffic-ignore IDS        desktop ids or program names it never shows, comma-separated
+
+        Reads only what the buses broadcast to every session and what the kernel tells every user
+        of their own sockets; needs no privileges. A source that cannot start is said once and
+        the others go on. One bridge runs per session (io.github.netactivity.Bridge): a second
+        one leaves at once. If the bridge dies, the service ends everything it reported.
         """
 
     static let version = """

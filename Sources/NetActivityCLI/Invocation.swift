@@ -23,7 +23,9 @@ public struct Invocation: Equatable, Sendable {
         /// `top [--once]`: the activities on the whole terminal, the busiest first.
         case top(once: Bool)
         case tray(icon: String, idleIcon: String, progressRing: Bool)
-        case bridge(sources: Set<BridgeSourceName>)
+        case bridge(
+            sources: Set<BridgeSourceName>, trafficThreshold: UInt64 = BridgeOptions.defaultTrafficThreshold,
+            trafficIgnored: Set<String> = [])
         /// `shell-init SHELL`: the hook's code for bash, zsh or fish.
         case shellInit(shell: String)
         /// `shell-helper`: the process behind a shell's hook.
@@ -170,15 +172,32 @@ public struct Invocation: Equatable, Sendable {
         case "bridge":
             var sources = Set(BridgeSourceName.allCases)
             var chosen: Set<String> = []
+            var threshold = BridgeOptions.defaultTrafficThreshold
+            var ignored: Set<String> = []
             while let argument = rest.popFirst() {
                 let (flag, inline) = splitInline(argument)
-                guard flag == "--only" || flag == "--without", !chosen.contains("--only") || flag != "--without",
-                    !chosen.contains("--without") || flag != "--only"
-                else {
-                    throw usage("bridge: unknown argument '\(argument)' (--only SOURCES or --without SOURCES)")
+                let value: String
+                switch flag {
+                case "--traffic-threshold", "--traffic-ignore":
+                    do { value = try take(flag, from: &rest, inline: inline) } catch { throw usage("bridge: \(error.description)") }
+                    if flag == "--traffic-ignore" {
+                        ignored.formUnion(value.split(separator: ",").map(String.init))
+                    } else {
+                        guard let bytes = UInt64(value), bytes > 0 else {
+                            throw usage("bridge: --traffic-threshold takes a number of bytes above 0, not '\(value)'")
+                        }
+                        threshold = bytes
+                    }
+                    continue
+                case "--only", "--without":
+                    guard !chosen.contains("--only") || flag != "--without", !chosen.contains("--without") || flag != "--only"
+                    else { throw usage("bridge: --only and --without exclude each other") }
+                default:
+                    throw usage(
+                        "bridge: unknown argument '\(argument)' (--only SOURCES, --without SOURCES, "
+                            + "--traffic-threshold BYTES, --traffic-ignore IDS)")
                 }
                 chosen.insert(flag)
-                let value: String
                 do { value = try take(flag, from: &rest, inline: inline) } catch { throw usage("bridge: \(error.description)") }
                 var named: Set<BridgeSourceName> = []
                 for name in value.split(separator: ",", omittingEmptySubsequences: false) {
@@ -190,7 +209,7 @@ public struct Invocation: Equatable, Sendable {
                 }
                 sources = flag == "--only" ? named : Set(BridgeSourceName.allCases).subtracting(named)
             }
-            command = .bridge(sources: sources)
+            command = .bridge(sources: sources, trafficThreshold: threshold, trafficIgnored: ignored)
         case "shell-init":
             guard let shell = rest.popFirst(), ShellScripts.Shell(rawValue: shell) != nil, rest.isEmpty else {
                 throw usage("shell-init: name one shell: bash, zsh or fish")
@@ -244,7 +263,7 @@ public struct Invocation: Equatable, Sendable {
     /// Subcommand options that take a value as the next argument.
     static let optionsWithValues: Set<String> = [
         "--label", "-l", "--format", "-f", "--icon", "--idle-icon", "--kind", "--application", "--only", "--without",
-        "--shell-pid", "--fifo",
+        "--shell-pid", "--fifo", "--traffic-threshold", "--traffic-ignore",
     ]
 
     /// `run`'s options, each with a value.

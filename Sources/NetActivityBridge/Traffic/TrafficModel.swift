@@ -1,0 +1,131 @@
+/// The values the traffic source's decisions work on, free of any I/O: who owns a socket, what
+/// someone else reports, the settings, and what the tracker decides.
+
+/// The application a socket belongs to, as far as `/proc` and the cgroup tree told.
+struct SocketOwner: Equatable, Sendable {
+    /// The key activities are kept by and the `application` hint: the desktop id when known,
+    /// else the program name.
+    var application: String
+    var desktopID: String?
+    var program: String?
+    /// The desktop entry's `Name`, else the program name.
+    var label: String
+    var icon: String?
+    /// The socket's cgroup v2 path (`/user.slice/…/app-….scope`), when known.
+    var cgroup: String?
+    /// The process holding the socket and its ancestors, when found.
+    var processes: Set<UInt32> = []
+
+    /// The owner of the bytes no socket explains when no single application can take them.
+    static let otherTraffic = SocketOwner(application: " other", label: "Other traffic")
+
+    /// Whether `--traffic-ignore` names it (by desktop id or program name).
+    func isIgnored(by ignored: Set<String>) -> Bool {
+        ignored.contains(application) || desktopID.map(ignored.contains) == true
+            || program.map(ignored.contains) == true
+    }
+}
+
+/// An activity someone else reports on the bus: `netactivity run`, the launcher source, a
+/// browser's downloads. Applications it covers get no observed activity.
+struct ReportedActivity: Equatable, Sendable {
+    var processID: UInt32?
+    /// The cgroup of `processID`, read by the source.
+    var cgroup: String?
+    var claimedApplication: String
+
+    /// Whether this activity already tells of `owner`'s traffic: its process is one of the
+    /// socket's process tree, its cgroup is the socket's, or it claims the same application.
+    func covers(_ owner: SocketOwner) -> Bool {
+        if !claimedApplication.isEmpty,
+            claimedApplication == owner.application || claimedApplication == owner.desktopID
+        {
+            return true
+        }
+        if let processID, owner.processes.contains(processID) { return true }
+        if let cgroup, cgroup != "/", cgroup == owner.cgroup { return true }
+        return false
+    }
+}
+
+/// When the traffic source shows an application, and what it costs to find out.
+struct TrafficSettings: Sendable {
+    /// Bytes an application must move within `window` to begin an activity (`--traffic-threshold`).
+    var threshold: UInt64 = 256 * 1024
+    var window: Duration = .seconds(2)
+    /// An activity ends after this long below a tenth of the threshold.
+    var endAfter: Duration = .seconds(5)
+    /// Sockets are followed until the interfaces have been below a tenth of the threshold this long.
+    var quietAfter: Duration = .seconds(10)
+    /// How often interface counters are read while nothing moves, and sockets while something does.
+    var counterInterval: Duration = .seconds(2)
+    var socketInterval: Duration = .seconds(1)
+    /// What the interfaces carry on top of TCP's payload (IP and TCP headers, ACKs), as a
+    /// fraction of the payload: bytes beyond it are UDP's.
+    var headerAllowance: Double = 0.05
+    /// Desktop ids and program names never shown (`--traffic-ignore`).
+    var ignored: Set<String> = []
+    /// The only user whose sockets are shown: the bridge's.
+    var uid: UInt32 = 0
+
+    /// A tenth of the threshold: below it an application is quiet, above it the interfaces are
+    /// busy enough to follow sockets (below the begin threshold, or a begin would wait a period).
+    var quietBytes: UInt64 { max(1, threshold / 10) }
+}
+
+/// An activity the tracker begins.
+struct ObservedActivity: Equatable, Sendable {
+    var key: String
+    var label: String
+    /// The `application` hint; nil for "Other traffic".
+    var application: String?
+    var icon: String?
+    var download: Bool
+    var completed: UInt64
+}
+
+/// What the tracker decided in one sample.
+enum TrafficEvent: Equatable, Sendable {
+    case began(ObservedActivity)
+    case progressed(key: String, completed: UInt64)
+    case ended(key: String)
+}
+
+/// One reading: the interface counters always; the sockets while they are followed.
+struct TrafficSample: Sendable {
+    var interfaces: [String: InterfaceCounters.Bytes]
+    var sockets: Sockets?
+
+    struct Sockets: Sendable {
+        /// Every TCP socket of the namespace, every user's.
+        var tcp: [SocketRecord]
+        /// Destroy broadcasts since the last reading.
+        var destroyed: [SocketRecord] = []
+        /// Connected UDP sockets to remote port 443 (QUIC), every user's.
+        var udp: [SocketRecord] = []
+        /// What others report on the bus now.
+        var reported: [ReportedActivity] = []
+    }
+}
+
+/// Finds who owns sockets: the seam between the tracker and `/proc`.
+protocol SocketOwnerLookup: AnyObject {
+    /// The owners of `sockets` (all the bridge's user's), by cookie; a socket whose owner is
+    /// gone or unknown is left out.
+    func owners(of sockets: [SocketRecord]) -> [UInt64: SocketOwner]
+}
+
+/// What the traffic source reads of the kernel: the seam tests replace.
+protocol TrafficSystem: AnyObject {
+    /// The default-route interfaces' counters.
+    func interfaces() -> [String: InterfaceCounters.Bytes]
+    /// Every TCP socket (with `tcp_info`) and every connected UDP socket.
+    func sockets() throws(TrafficProblem) -> (tcp: [SocketRecord], udp: [SocketRecord])
+    /// The TCP sockets destroyed since the last call, while following.
+    func destroyed() -> [SocketRecord]
+    /// Subscribes the destroy broadcasts (idempotent).
+    func startFollowing()
+    /// Unsubscribes them.
+    func stopFollowing()
+    var owners: SocketOwnerLookup { get }
+}

@@ -1,0 +1,139 @@
+import Foundation
+@testable import NetActivityBridge
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The seam's real side against this machine's kernel: a sock_diag dump finds a socket of this
+/// process with its counters, `/proc` names its owner, a cgroup id is its directory's inode,
+/// and a socket whose process is gone belongs to nobody.
+@Suite struct TrafficKernelTests {
+    /// A loopback TCP connection of this process that has moved `bytes` from client to server.
+    final class Connection {
+        let listener: Int32
+        let client: Int32
+        let server: Int32
+        let clientPort: UInt16
+
+        init(bytes: Int) throws {
+            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let connected = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                    bind(listener, raw, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, raw, &length) == 0
+                        && connect(client, raw, length) == 0
+                }
+            }
+            let server = accept(listener, nil, nil)
+            self.listener = listener
+            self.client = client
+            self.server = server
+            var local = sockaddr_in()
+            var localLength = socklen_t(MemoryLayout<sockaddr_in>.size)
+            withUnsafeMutablePointer(to: &local) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(client, $0, &localLength) }
+            }
+            clientPort = UInt16(bigEndian: local.sin_port)
+            guard connected, server >= 0 else { throw TrafficProblem("cannot connect on loopback: errno \(errno)") }
+            let chunk = [UInt8](repeating: 7, count: 16_384)
+            var sent = 0
+            var sink = [UInt8](repeating: 0, count: 65_536)
+            while sent < bytes {
+                let count = chunk.withUnsafeBytes { send(client, $0.baseAddress, min($0.count, bytes - sent), 0) }
+                guard count > 0 else { break }
+                sent += count
+                _ = sink.withUnsafeMutableBytes { recv(server, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            }
+            while sink.withUnsafeMutableBytes({ recv(server, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
+        }
+
+        deinit {
+            close(server)
+            close(client)
+            close(listener)
+        }
+    }
+
+    @Test func aDumpFindsThisProcesssSocketWithItsCounters() throws {
+        let connection = try Connection(bytes: 200_000)
+        let system = KernelTrafficSystem(uid: getuid())
+        let record = try #require(try system.sockets().tcp.first { $0.localPort == connection.clientPort })
+        #expect(record.uid == getuid())
+        #expect(record.inode != 0 && record.cookie != 0)
+        #expect(record.isLoopback, "127.0.0.1 both ends")
+        #expect((record.bytesAcked ?? 0) >= 100_000, "\(record)")
+        #expect(record.cgroupID != nil, "Linux 5.8 and later report the cgroup")
+    }
+
+    @Test func theSocketsOwnerIsThisProcessAndItsParents() throws {
+        let connection = try Connection(bytes: 10)
+        let record = try #require(try KernelTrafficSystem(uid: getuid()).sockets().tcp.first { $0.localPort == connection.clientPort })
+        let owner = try #require(ProcessSocketOwners(uid: getuid()).owners(of: [record])[record.cookie])
+        #expect(owner.processes.contains(UInt32(getpid())))
+        #expect(owner.processes.contains(UInt32(getppid())) || getppid() <= 1)
+        #expect(owner.program != nil)
+    }
+
+    @Test func anotherUsersProcessesAreNotSearched() throws {
+        let connection = try Connection(bytes: 10)
+        let record = try #require(try KernelTrafficSystem(uid: getuid()).sockets().tcp.first { $0.localPort == connection.clientPort })
+        var anonymous = record
+        anonymous.cgroupID = nil
+        #expect(ProcessSocketOwners(uid: getuid() &+ 12345).owners(of: [anonymous]).isEmpty)
+    }
+
+    @Test func aSocketWhoseProcessIsGoneBelongsToNobody() {
+        let record = SocketRecord(cookie: 1, uid: getuid(), inode: 4_000_000_000, cgroupID: nil)
+        #expect(ProcessSocketOwners(uid: getuid()).owners(of: [record]).isEmpty)
+        let noCgroup = SocketRecord(cookie: 2, uid: getuid(), inode: 0, cgroupID: UInt64.max)
+        #expect(ProcessSocketOwners(uid: getuid()).owners(of: [noCgroup]).isEmpty)
+    }
+
+    @Test func aProcRootWithNoProcessesFindsNothing() throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("na-proc-\(getpid())")
+        try FileManager.default.createDirectory(at: empty.appendingPathComponent("123/fd"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        let record = SocketRecord(cookie: 1, uid: getuid(), inode: 77)
+        #expect(ProcessSocketOwners(uid: getuid(), procRoot: empty.path).owners(of: [record]).isEmpty)
+    }
+
+    @Test(.enabled(if: getuid() == 0, "needs root to make a cgroup"))
+    func aCgroupIdIsItsDirectorysInodeAndNamesItsApp() throws {
+        let tree = CgroupTree()
+        let mount = try #require(tree.mount, "no cgroup2 mount")
+        let name = "app-gnome-org.example.Tree-\(getpid()).scope"
+        let path = mount.path + "/" + name
+        try #require(mkdir(path, 0o755) == 0)
+        defer { rmdir(path) }
+        var status = stat()
+        try #require(stat(path, &status) == 0)
+        let cgroup = try #require(tree.path(of: UInt64(status.st_ino)))
+        #expect(cgroup == (mount.root == "/" ? "" : mount.root) + "/" + name)
+        let owner = try #require(ProcessSocketOwners.owner(cgroup: cgroup, process: nil))
+        #expect(owner.application == "org.example.Tree" && owner.desktopID == "org.example.Tree")
+        #expect(owner.label == "org.example.Tree", "no desktop entry installed: the id")
+    }
+}
+
+extension TrafficKernelTests {
+    /// A dump spans many datagrams: 600 connections (1,200 sockets with `tcp_info`) all arrive.
+    @Test func aDumpOfManySocketsArrivesWhole() throws {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        let count = min(600, Int(limit.rlim_cur) / 4 - 50)
+        try #require(count > 100, "too few descriptors allowed: \(limit.rlim_cur)")
+        let connections = try (0..<count).map { _ in try Connection(bytes: 1) }
+        let ports = Set(connections.map(\.clientPort))
+        let start = ContinuousClock.now
+        let tcp = try KernelTrafficSystem(uid: getuid()).sockets().tcp
+        let elapsed = ContinuousClock.now - start
+        #expect(Set(tcp.map(\.localPort)).isSuperset(of: ports))
+        #expect(Set(tcp.map(\.cookie)).count == tcp.count, "each socket once")
+        #expect(elapsed < .seconds(2), "\(elapsed)")
+    }
+}

@@ -1,0 +1,232 @@
+import BusTestSupport
+import Foundation
+import PrivateBusLauncher
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Two network namespaces this test makes, joined by a veth pair: a server at 10.213.0.1 and
+/// fd00:213::1, a client at 10.213.0.2 and fd00:213::2 whose default routes go through the veth,
+/// so the client's veth is the interface the traffic source counts. Traffic never leaves them: nothing else is routed there.
+///
+/// Entered with `nsenter --net`, not `ip netns exec`, which remounts /sys and so would hide the
+/// cgroup tree the bridge maps socket cgroups with. Deleting the namespaces (in `deinit`, so
+/// also when a test fails) deletes the veth pair with them.
+final class TrafficNetwork {
+    let server: String
+    let client: String
+    static let serverAddress = "10.213.0.1"
+    static let clientAddress = "10.213.0.2"
+    static let serverAddress6 = "fd00:213::1"
+    static let clientAddress6 = "fd00:213::2"
+    private static let counter = Mutex(0)
+
+    /// Why the real-traffic tests cannot run here, or nil when they can.
+    static var unavailable: String? {
+        if getuid() != 0 { return "needs root: it makes network namespaces, a veth pair and cgroups" }
+        for tool in ["ip", "nsenter", "curl", "python3", "setpriv"] where executablePath(for: tool) == nil {
+            return "\(tool) is not installed (scripts/install-deps.sh installs it)"
+        }
+        if AppScope.cgroup2Mount == nil { return "no cgroup v2 hierarchy mounted" }
+        return nil
+    }
+
+    init() throws {
+        let number = Self.counter.withLock { value in
+            if value == 0 { Self.removeStale() }
+            value += 1
+            return value
+        }
+        let tag = "\(getpid())x\(number)"
+        server = "na-traffic-s\(tag)"
+        client = "na-traffic-c\(tag)"
+        let serverLink = "nas\(tag)"
+        let clientLink = "nac\(tag)"
+        try Self.ip(["netns", "add", server])
+        do {
+            try Self.ip(["netns", "add", client])
+            try Self.ip(["link", "add", clientLink, "type", "veth", "peer", "name", serverLink])
+            try Self.ip(["link", "set", clientLink, "netns", client])
+            try Self.ip(["link", "set", serverLink, "netns", server])
+            try Self.ip(["-n", server, "addr", "add", "\(Self.serverAddress)/24", "dev", serverLink])
+            try Self.ip(["-n", client, "addr", "add", "\(Self.clientAddress)/24", "dev", clientLink])
+            // No duplicate address detection: the addresses work at once, not 2 s later.
+            try Self.ip(["-n", server, "addr", "add", "\(Self.serverAddress6)/64", "dev", serverLink, "nodad"])
+            try Self.ip(["-n", client, "addr", "add", "\(Self.clientAddress6)/64", "dev", clientLink, "nodad"])
+            for (namespace, link) in [(server, serverLink), (client, clientLink)] {
+                try Self.ip(["-n", namespace, "link", "set", "lo", "up"])
+                try Self.ip(["-n", namespace, "link", "set", link, "up"])
+            }
+            try Self.ip(["-n", client, "route", "add", "default", "via", Self.serverAddress])
+            try Self.ip(["-n", client, "-6", "route", "add", "default", "via", Self.serverAddress6])
+        } catch {
+            remove()
+            throw error
+        }
+    }
+
+    deinit { remove() }
+
+    private func remove() {
+        for namespace in [client, server] { _ = try? run("ip", ["netns", "del", namespace]) }
+        // The pair goes with the namespaces; a half-made one may still be in this namespace.
+    }
+
+    /// Deletes the namespaces of test processes that died before they could (`na-traffic-?PIDx…`).
+    private static func removeStale() {
+        guard let list = try? run("ip", ["netns", "list"]) else { return }
+        for line in list.stdout.split(separator: "\n") {
+            guard let name = line.split(separator: " ").first, name.hasPrefix("na-traffic-"),
+                let pid = Int32(name.dropFirst("na-traffic-".count + 1).prefix { $0.isNumber }),
+                kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
+            _ = try? run("ip", ["netns", "del", String(name)])
+        }
+    }
+
+    /// `nsenter --net=…` arguments that run `command` in `namespace`.
+    func enter(_ namespace: String, _ command: [String]) -> [String] {
+        ["--net=/run/netns/\(namespace)"] + command
+    }
+
+    private static func ip(_ arguments: [String]) throws {
+        let result = try run("ip", arguments)
+        guard result.succeeded else { throw BusTestError("ip \(arguments.joined(separator: " ")) failed: \(result)") }
+    }
+}
+
+/// A real cgroup v2 directory named as systemd names a desktop app's scope
+/// (`app-gnome-ID-N.scope`), made beside the root cgroup and removed with whatever still runs in it.
+final class AppScope {
+    let path: String
+    let name: String
+
+    static let cgroup2Mount: String? = {
+        guard let text = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if let dash = fields.firstIndex(of: "-"), dash + 1 < fields.count, fields[dash + 1] == "cgroup2", dash > 4 {
+                return String(fields[4])
+            }
+        }
+        return nil
+    }()
+
+    init(desktopID: String) throws {
+        guard let mount = Self.cgroup2Mount else { throw BusTestError("no cgroup2 mount") }
+        name = "app-gnome-\(desktopID.replacingOccurrences(of: "-", with: "\\x2d"))-\(getpid())\(Int.random(in: 100...999)).scope"
+        path = mount + "/" + name
+        guard mkdir(path, 0o755) == 0 else { throw BusTestError("cannot make cgroup \(path): errno \(errno)") }
+    }
+
+    deinit {
+        for _ in 0..<100 {
+            let procs = (try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8)) ?? ""
+            let pids = procs.split(separator: "\n").compactMap { Int32($0) }
+            if pids.isEmpty, rmdir(path) == 0 || errno == ENOENT { return }
+            for pid in pids { kill(pid, SIGKILL) }
+            usleep(20_000)
+        }
+    }
+
+    /// `sh -c` arguments that move the shell into this scope, then become `command`.
+    func run(_ command: [String]) -> [String] {
+        let quoted = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        return ["-c", "echo $$ > '\(path)/cgroup.procs' && exec \(quoted)"]
+    }
+}
+
+/// A small HTTP server in the server namespace that paces what it sends: `GET /BYTES/RATE`
+/// answers BYTES bytes at RATE bytes a second (curl cannot pace a download: it reads ahead and
+/// the kernel buffers megabytes), and any other request has its body read and answered empty.
+/// It also counts UDP datagrams on port 443 (a QUIC stand-in) and drops them.
+final class PacingServer {
+    let process: ChildProcess
+
+    init(in network: TrafficNetwork) throws {
+        process = try ChildProcess(
+            "nsenter", network.enter(network.server, ["python3", "-c", Self.script, "8080"]))
+        guard try process.readLine(timeout: .seconds(10)) == "ready" else {
+            throw BusTestError("the pacing server did not start: \(process.stderrText)")
+        }
+    }
+
+    deinit {
+        process.send(signal: SIGKILL)
+    }
+
+    static func url(bytes: Int, rate: Int, ipv6: Bool = false) -> String {
+        "http://\(ipv6 ? "[\(TrafficNetwork.serverAddress6)]" : TrafficNetwork.serverAddress):8080/\(bytes)/\(rate)"
+    }
+
+    static let script = #"""
+        import socket, sys, threading, time
+        def serve(conn):
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk: return
+                    data += chunk
+                head, _, rest = data.partition(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = lines[0].split(" ", 2)
+                if method == "GET":
+                    _, size, rate = path.split("/")
+                    size, rate = int(size), int(rate)
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % size)
+                    # Never faster than RATE, even to catch up after a stall (a busy machine).
+                    sent, due = 0, time.monotonic()
+                    while sent < size:
+                        n = min(16384, size - sent)
+                        conn.sendall(b"x" * n)
+                        sent += n
+                        due = max(due, time.monotonic()) + n / rate
+                        delay = due - time.monotonic()
+                        if delay > 0: time.sleep(delay)
+                else:
+                    length = 0
+                    for line in lines[1:]:
+                        if line.lower().startswith("content-length:"): length = int(line.split(":")[1])
+                    if any(l.lower() == "expect: 100-continue" for l in lines[1:]):
+                        conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    got = len(rest)
+                    while got < length:
+                        chunk = conn.recv(65536)
+                        if not chunk: return
+                        got += len(chunk)
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        def udp():
+            sink = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+            sink.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            sink.bind(("::", 443))
+            while True: sink.recv(65536)
+        threading.Thread(target=udp, daemon=True).start()
+        # Both families on one socket: the namespace has no address but the test's.
+        server = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        server.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("::", int(sys.argv[1])))
+        server.listen(16)
+        print("ready", flush=True)
+        while True:
+            conn, _ = server.accept()
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+        """#
+
+    /// A QUIC stand-in: a UDP socket connected to the server's port 443 sending `rate` bytes a
+    /// second for `seconds`.
+    static let udpSender = #"""
+        import socket, sys, time
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.connect((sys.argv[1], 443))
+        rate, seconds = int(sys.argv[2]), float(sys.argv[3])
+        start = due = time.monotonic()
+        while time.monotonic() - start < seconds:
+            s.send(b"q" * 1200)
+            due = max(due, time.monotonic()) + 1200 / rate
+            delay = due - time.monotonic()
+            if delay > 0: time.sleep(delay)
+        """#
+}

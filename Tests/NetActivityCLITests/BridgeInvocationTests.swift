@@ -1,0 +1,36 @@
+import NetActivityBridge
+import NetActivityCLI
+import Testing
+
+/// `netactivity bridge`'s options: the sources, and the traffic source's threshold and ignore
+/// list, in either order and with `=`.
+@Suite struct BridgeInvocationTests {
+    @Test func everySourceIsOnByDefault() throws {
+        #expect(
+            try Invocation.parse(["bridge"]).command
+                == .bridge(sources: [.packagekit, .launcher, .traffic], trafficThreshold: 262_144, trafficIgnored: []))
+        #expect(try Invocation.parse(["bridge", "--without", "traffic"]).command == .bridge(sources: [.packagekit, .launcher]))
+        #expect(try Invocation.parse(["bridge", "--only", "traffic"]).command == .bridge(sources: [.traffic]))
+    }
+
+    @Test func theTrafficOptions() throws {
+        let command = try Invocation.parse([
+            "bridge", "--traffic-threshold", "1000000", "--only=traffic", "--traffic-ignore=org.example.A,curl",
+            "--traffic-ignore", "rsync",
+        ]).command
+        #expect(command == .bridge(sources: [.traffic], trafficThreshold: 1_000_000, trafficIgnored: ["org.example.A", "curl", "rsync"]))
+    }
+
+    @Test(arguments: [
+        ["bridge", "--traffic-threshold", "0"],
+        ["bridge", "--traffic-threshold", "-5"],
+        ["bridge", "--traffic-threshold", "lots"],
+        ["bridge", "--traffic-threshold"],
+        ["bridge", "--traffic-ignore"],
+        ["bridge", "--only", "traffic", "--without", "launcher"],
+        ["bridge", "--traffic"],
+    ])
+    func badTrafficOptionsAreUsageErrors(_ arguments: [String]) {
+        #expect(throws: Invocation.UsageError.self) { try Invocation.parse(arguments) }
+    }
+}
