@@ -48,10 +48,14 @@ let package = Package(
         // `netactivity bridge`: transfers PackageKit and the Unity launcher API announce, reported.
         .target(
             name: "NetActivityBridge", dependencies: ["NetActivity", "NetActivityContract", "DBus", "DesktopApplications"]),
-        // The `netactivity` command line: status, push/pop, run, watch, tray, bridge.
+        // `netactivity browser-host`: the browser extension's native messaging host, its framing
+        // and its downloads, testable without a browser.
+        .target(
+            name: "NetActivityBrowser", dependencies: ["NetActivity", "NetActivityContract", "DesktopApplications"]),
+        // The `netactivity` command line: status, push/pop, run, watch, tray, bridge, browser-host.
         .target(
             name: "NetActivityCLI",
-            dependencies: ["NetActivity", "NetActivityContract", "NetActivityTray", "NetActivityBridge", "DBus"]),
+            dependencies: ["NetActivity", "NetActivityContract", "NetActivityTray", "NetActivityBridge", "NetActivityBrowser", "DBus"]),
         .executableTarget(name: "netactivity", dependencies: ["NetActivityCLI"]),
         // How tests and benchmarks start processes and private dbus-daemons (the spawner, the
         // bus's directory, configuration and command line), without Foundation: shared by
@@ -108,6 +112,15 @@ let package = Package(
             name: "NetActivityBridgeTests",
             dependencies: [
                 "NetActivityBridge", "NetActivity", "NetActivityContract", "DBus", "BusTestSupport",
+                "NetActivityTestSupport", "netactivityd", "netactivity",
+            ]
+        ),
+        // `netactivity browser-host`: its framing and downloads alone, then the extension in the
+        // real Chromium (and Firefox) against the real service.
+        .testTarget(
+            name: "NetActivityBrowserTests",
+            dependencies: [
+                "NetActivityBrowser", "NetActivity", "NetActivityContract", "DBus", "BusTestSupport",
                 "NetActivityTestSupport", "netactivityd", "netactivity",
             ]
         ),
