@@ -62,7 +62,7 @@ public struct DownloadMessage: Equatable, Sendable {
         guard String(validating: bytes, as: UTF8.self) != nil else { return .failure(.notUTF8) }
         let object: Any
         do {
-            object = try JSONSerialization.jsonObject(with: Data(bytes))
+            object = try JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed)
         } catch {
             return .failure(.malformed("not JSON"))
         }
@@ -82,8 +82,12 @@ public struct DownloadMessage: Equatable, Sendable {
             return .failure(.malformed("unknown state"))
         }
         guard wire.id >= 0 else { return .failure(.malformed("id is negative")) }
+        // Browsers count their downloads from 0 or 1; JSON numbers are exact to 2^53.
+        guard wire.id == wire.id.rounded(.towardZero), wire.id <= 9_007_199_254_740_992 else {
+            return .failure(.malformed("id is not a whole number"))
+        }
         var message = DownloadMessage(
-            id: wire.id, state: state, filename: wire.filename ?? "", bytesReceived: byteCount(wire.bytesReceived),
+            id: Int64(wire.id), state: state, filename: wire.filename ?? "", bytesReceived: byteCount(wire.bytesReceived),
             totalBytes: byteCount(wire.totalBytes), paused: wire.paused ?? false, incognito: wire.incognito ?? false)
         message.unknownFields = fields.keys.filter { !knownFields.contains($0) }.sorted()
         return .success(message)
@@ -99,7 +103,7 @@ public struct DownloadMessage: Equatable, Sendable {
 
     /// The fields as the JSON has them.
     private struct Wire: Decodable {
-        var id: Int64
+        var id: Double
         var state: String
         var filename: String?
         var bytesReceived: Double?
