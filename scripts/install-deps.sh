@@ -50,6 +50,10 @@ need 'command -v tmux' tmux
 need 'command -v curl' curl
 need 'command -v python3' python3
 need 'command -v strace' strace
+# The browser extension's tests: the real browsers, headless, driven with nothing but the
+# standard library (Chromium's command line, Firefox's Marionette).
+need 'command -v chromium' chromium
+need 'command -v firefox-esr' firefox-esr
 case "${1:-}" in
 "") ;;
 bench)
