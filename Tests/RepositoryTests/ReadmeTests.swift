@@ -29,6 +29,7 @@ struct ExamplePage: Sendable, CustomStringConvertible {
         ExamplePage(path: "docs/panels.md", programsOnPath: true),
         ExamplePage(path: "docs/install.md", programsOnPath: true),
         ExamplePage(path: "docs/development.md", programsOnPath: true),
+        ExamplePage(path: "docs/browsers.md", programsOnPath: true),
     ]
     /// Kinds shown and never run; anything else is a typo the test would otherwise skip.
     static let shownKinds: Set<String> = ["shell", "text", "json", "css", "ini"]
@@ -190,7 +191,7 @@ struct SwiftCompiler {
     let cDBusFlags: [String]
 
     /// Objects a program linked against the client library needs: its target and those it uses.
-    static let clientTargets = ["NetActivity", "NetActivityContract", "DBus", "Locking"]
+    static let clientTargets = ["NetActivity", "NetActivityContract", "DBus", "Locking", "DesktopApplications"]
 
     init() throws {
         try requireTool("swiftc")
