@@ -70,6 +70,12 @@ for entry in usr/lib/mozilla/native-messaging-hosts:firefox etc/chromium/native-
         > "$stage/${entry%:*}/io.github.netactivity.browser.json"
     chmod 0644 "$stage/${entry%:*}/io.github.netactivity.browser.json"
 done
+# Google Chrome reads system-wide host manifests from /etc/opt/chrome alone, which Debian's
+# policy otherwise keeps for packages installed in /opt.
+install -d "$stage/usr/share/lintian/overrides"
+printf '%s\n' '# Google Chrome reads system-wide native messaging host manifests only from /etc/opt/chrome.' \
+    'netactivity: dir-or-file-in-etc-opt [etc/opt/chrome/*]' > "$stage/usr/share/lintian/overrides/netactivity"
+chmod 0644 "$stage/usr/share/lintian/overrides/netactivity"
 doc=$stage/usr/share/doc/netactivity
 install -d "$doc"
 install -m 0644 debian/copyright "$doc/copyright"

@@ -1,5 +1,3 @@
-import Foundation
-
 /// One message from the extension: one download's state, in the terms of the WebExtensions
 /// `downloads.DownloadItem` it was read from.
 ///
@@ -60,55 +58,49 @@ public struct DownloadMessage: Equatable, Sendable {
     /// Decodes a message's bytes.
     public static func decode(_ bytes: [UInt8]) -> Result<DownloadMessage, Refusal> {
         guard String(validating: bytes, as: UTF8.self) != nil else { return .failure(.notUTF8) }
-        let object: Any
+        let fields: [String: JSONValue]
         do {
-            object = try JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed)
+            guard case .object(let object) = try JSONValue.parse(bytes) else {
+                return .failure(.malformed("not a JSON object"))
+            }
+            fields = object
         } catch {
             return .failure(.malformed("not JSON"))
         }
-        guard let fields = object as? [String: Any] else { return .failure(.malformed("not a JSON object")) }
-        let wire: Wire
-        do {
-            wire = try JSONDecoder().decode(Wire.self, from: Data(bytes))
-        } catch DecodingError.keyNotFound(let key, _) {
-            return .failure(.malformed("no \(key.stringValue)"))
-        } catch DecodingError.typeMismatch(_, let context), DecodingError.dataCorrupted(let context) {
-            let field = context.codingPath.first?.stringValue ?? "message"
-            return .failure(.malformed("\(field) has the wrong type"))
-        } catch {
-            return .failure(.malformed("not a download"))
-        }
-        guard let state = State(rawValue: wire.state) else {
-            return .failure(.malformed("unknown state"))
-        }
-        guard wire.id >= 0 else { return .failure(.malformed("id is negative")) }
+        guard let idValue = fields["id"] else { return .failure(.malformed("no id")) }
+        guard case .number(let id) = idValue else { return .failure(.malformed("id has the wrong type")) }
+        guard let stateValue = fields["state"] else { return .failure(.malformed("no state")) }
+        guard case .string(let stateName) = stateValue else { return .failure(.malformed("state has the wrong type")) }
+        guard let state = State(rawValue: stateName) else { return .failure(.malformed("unknown state")) }
+        guard id >= 0 else { return .failure(.malformed("id is negative")) }
         // Browsers count their downloads from 0 or 1; JSON numbers are exact to 2^53.
-        guard wire.id == wire.id.rounded(.towardZero), wire.id <= 9_007_199_254_740_992 else {
+        guard id == id.rounded(.towardZero), id <= 9_007_199_254_740_992 else {
             return .failure(.malformed("id is not a whole number"))
         }
-        var message = DownloadMessage(
-            id: Int64(wire.id), state: state, filename: wire.filename ?? "", bytesReceived: byteCount(wire.bytesReceived),
-            totalBytes: byteCount(wire.totalBytes), paused: wire.paused ?? false, incognito: wire.incognito ?? false)
-        message.unknownFields = fields.keys.filter { !knownFields.contains($0) }.sorted()
+        var message = DownloadMessage(id: Int64(id), state: state)
+        for (name, value) in fields {
+            switch (name, value) {
+            case ("id", _), ("state", _): continue
+            case ("filename", .string(let filename)): message.filename = filename
+            case ("bytesReceived", .number(let count)): message.bytesReceived = byteCount(count)
+            case ("totalBytes", .number(let count)): message.totalBytes = byteCount(count)
+            case ("paused", .bool(let paused)): message.paused = paused
+            case ("incognito", .bool(let incognito)): message.incognito = incognito
+            case (_, .null) where knownFields.contains(name): continue
+            case _ where knownFields.contains(name): return .failure(.malformed("\(name) has the wrong type"))
+            default: message.unknownFields.append(name)
+            }
+        }
+        message.unknownFields.sort()
         return .success(message)
     }
 
     /// A byte count as browsers write it (a JSON number, -1 or 0 for unknown), as the service
-    /// takes it: 0 for unknown, negative or not a number; whole bytes; at most `UInt64.max`.
-    static func byteCount(_ number: Double?) -> UInt64 {
-        guard let number, number.isFinite, number > 0 else { return 0 }
+    /// takes it: 0 for unknown, negative or too large to be a number; whole bytes; at most
+    /// `UInt64.max`.
+    static func byteCount(_ number: Double) -> UInt64 {
+        guard number.isFinite, number > 0 else { return 0 }
         guard number < 18_446_744_073_709_551_616 else { return UInt64.max }
         return UInt64(number)
-    }
-
-    /// The fields as the JSON has them.
-    private struct Wire: Decodable {
-        var id: Double
-        var state: String
-        var filename: String?
-        var bytesReceived: Double?
-        var totalBytes: Double?
-        var paused: Bool?
-        var incognito: Bool?
     }
 }
