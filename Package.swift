@@ -116,13 +116,15 @@ let package = Package(
             ]
         ),
         // `netactivity browser-host`: its framing and downloads alone, then the extension in the
-        // real Chromium (and Firefox) against the real service.
+        // real Chromium and Firefox against the real service.
         .testTarget(
             name: "NetActivityBrowserTests",
             dependencies: [
                 "NetActivityBrowser", "NetActivity", "NetActivityContract", "DBus", "BusTestSupport",
                 "NetActivityTestSupport", "netactivityd", "netactivity",
-            ]
+            ],
+            // Firefox's driver, run by the tests: Marionette with Python's standard library.
+            exclude: ["marionette.py"]
         ),
         // The repository as a user meets it: install-deps.sh, docs, man pages, completions, and
         // the docs' examples, compiled against the client modules and run against the service.

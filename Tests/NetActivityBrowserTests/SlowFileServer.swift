@@ -6,9 +6,9 @@ import Glibc
 #endif
 
 /// An HTTP/1.1 server on 127.0.0.1 (never another interface) that serves files as downloads
-/// (`Content-Disposition: attachment`) only as fast as the test lets it: each file sends the
+/// (`Content-Disposition: attachment`) only as far as the test lets it: each file trickles the
 /// bytes its valve allows and waits for more. A file served without `Content-Length` ends by
-/// closing the connection, so its size is unknown to the browser until then.
+/// closing the connection (HTTP/1.0), so its size is unknown to the browser until then.
 ///
 /// `/all.html` is a page that downloads every file at once, one frame each (headless Chromium
 /// opens one URL only). Any other path gets 404. Stops accepting when released; a connection being served ends
@@ -149,17 +149,22 @@ final class SlowFileServer: @unchecked Sendable {
             return
         }
         file.requested()
-        var head = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+        // A body of unknown size ends when the connection closes, as HTTP/1.0 has it.
+        var head = (file.sendsLength ? "HTTP/1.1" : "HTTP/1.0") + " 200 OK\r\nContent-Type: application/octet-stream\r\n"
         head += "Content-Disposition: attachment; filename=\"\(file.name)\"\r\nConnection: close\r\nCache-Control: no-store\r\n"
         if file.sendsLength { head += "Content-Length: \(file.size)\r\n" }
         guard send(head + "\r\n", on: connection) else { return }
-        let chunk = [UInt8](repeating: UInt8(ascii: "n"), count: 16_384)
+        // What is let through trickles, 64 KiB every 100 ms, as from a slow link: Firefox counts
+        // bytes from its progress notifications, which it spaces out, so a burst followed by
+        // silence would be counted only in part until more came.
+        let chunk = [UInt8](repeating: UInt8(ascii: "n"), count: 65_536)
         var sent = 0
         while sent < file.size, let allowed = file.allowance(beyond: sent) {
             while sent < allowed {
                 let count = min(chunk.count, allowed - sent)
                 guard send(chunk[..<count], on: connection) else { return }
                 sent += count
+                Thread.sleep(forTimeInterval: 0.1)
             }
         }
     }
