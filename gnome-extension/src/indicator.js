@@ -5,6 +5,40 @@ const MENU_ACTIVITY_LIMIT = 10;
 /** The shortest time between two redraws of the ring or the open menu: 4 a second at most. */
 const REFRESH_INTERVAL_MS = 250;
 
+/** Each kind's symbolic icon, for a row whose activity names no icon of its own. */
+const KIND_ICONS = Object.freeze({
+    download: 'folder-download-symbolic',
+    upload: 'document-send-symbolic',
+    sync: 'emblem-synchronizing-symbolic',
+    update: 'software-update-available-symbolic',
+    other: 'network-transmit-receive-symbolic',
+});
+
+/**
+ * A row's icon: the one the activity names (a themed name or a file), else the one the desktop
+ * entry of the application it is for names, else its kind's symbolic icon.
+ */
+function activityIcon(activity) {
+    if (activity.icon.startsWith('/'))
+        return Gio.FileIcon.new(Gio.File.new_for_path(activity.icon));
+    if (activity.icon)
+        return Gio.ThemedIcon.new(activity.icon);
+    for (const id of [activity.claimedApplication, activity.application]) {
+        if (!id || !/^[A-Za-z0-9._-]+$/.test(id))
+            continue;
+        let entry = null;
+        try {
+            entry = Gio.DesktopAppInfo.new(`${id}.desktop`);
+        } catch (error) {
+            entry = null;
+        }
+        const icon = entry?.get_icon() ?? null;
+        if (icon !== null)
+            return icon;
+    }
+    return Gio.ThemedIcon.new(KIND_ICONS[activity.kind] ?? KIND_ICONS.other);
+}
+
 const NetActivityIndicator = GObject.registerClass(
 class NetActivityIndicator extends PanelMenu.Button {
     _init() {
@@ -135,6 +169,7 @@ class NetActivityIndicator extends PanelMenu.Button {
 
     _activityItem(activity) {
         const item = new PopupMenu.PopupBaseMenuItem({reactive: false, can_focus: false});
+        item.add_child(new St.Icon({gicon: activityIcon(activity), style_class: 'popup-menu-icon'}));
         const lines = new St.BoxLayout({vertical: true, x_expand: true});
         lines.add_child(new St.Label({text: activityTitle(activity), style_class: 'netactivity-title'}));
         const details = activityDetails(activity);
@@ -150,6 +185,12 @@ class NetActivityIndicator extends PanelMenu.Button {
     }
 
     // MARK: - Tear-down
+
+    /** The activity rows' icons, in order, as strings: what a test reads through Eval. */
+    menuIcons() {
+        return this._list.box.get_children().flatMap(row => row.get_children())
+            .filter(actor => actor instanceof St.Icon).map(icon => icon.gicon.to_string());
+    }
 
     /** The menu's text, line by line: what a test reads through org.gnome.Shell.Eval. */
     menuText() {

@@ -123,6 +123,8 @@ class ServiceSide {
                 label: printable(value(ACTIVITY_PROPERTIES.label, '')),
                 application: printable(value(ACTIVITY_PROPERTIES.application, '')),
                 claimedApplication: printable(value(ACTIVITY_PROPERTIES.claimedApplication, '')),
+                icon: value(ACTIVITY_PROPERTIES.icon, ''),
+                kind: value(ACTIVITY_PROPERTIES.kind, 'other'),
                 completed,
                 total,
                 fraction: fraction !== null && fraction >= 0 ? fraction : null,

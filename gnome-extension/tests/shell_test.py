@@ -291,7 +291,10 @@ def run(options):
 
         # MARK: The menu: the session's activity, the system's after it, the shared counter.
         system_app = Reporter(system_address, version)
-        update = system_app.begin("System update", {"application": GLib.Variant("s", "org.debian.apt")})
+        system_hints = {"application": GLib.Variant("s", "org.debian.apt")}
+        if version >= 3:
+            system_hints["icon"] = GLib.Variant("s", "system-software-update")
+        update = system_app.begin("System update", system_hints)
         if version >= 3:
             system_app.fraction(update, 0.5)
         else:
@@ -314,6 +317,12 @@ def run(options):
                             and "System update" in line), None)
         check(system_line is not None and system_line > session_line, "the system's activity after the session's, marked")
         check("1 other connection" in text, "the shared counter")
+        # Each row's icon: the one the activity names, else its kind's (no hints: other's).
+        icons = shell.eval(f"{BUTTON}.menuIcons()")
+        say("menu icons: " + " | ".join(icons))
+        check(len(icons) == 2 and "network-transmit-receive-symbolic" in icons[0], "the session row's icon by kind")
+        if version >= 3:
+            check("system-software-update" in icons[1], "the system row's own icon")
         # Count alone changes: the open menu follows.
         subprocess.run([netactivity, "push"], check=True, stdout=subprocess.DEVNULL)
         wait_for("the open menu with the new count", lambda: "2 other connections" in shell.eval(f"{BUTTON}.menuText()"),
