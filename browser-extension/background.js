@@ -16,6 +16,9 @@ const POLL_INTERVAL_MS = 500;
 
 /** The port to the host, while a download is in progress. */
 let port = null;
+/** Whether the host went away on its own (missing, failed): not started again before the
+ * next download event, so a broken install costs one attempt per event, not two a second. */
+let hostGone = false;
 /** The pending poll, while one is scheduled. */
 let timer = null;
 /** Whether a poll is running, and whether an event came during it. */
@@ -44,18 +47,20 @@ function describe(item) {
 
 function send(message) {
   try {
-    port.postMessage(message);
+    port?.postMessage(message);
   } catch (error) {
-    disconnect();
+    // The port closed under it: onDisconnect says why.
   }
 }
 
 function connect() {
-  if (port) return;
-  port = api.runtime.connectNative(HOST);
-  port.onDisconnect.addListener(() => {
-    // The host is missing, failed or quit: stop until the next download event.
+  if (port || hostGone) return;
+  const connected = api.runtime.connectNative(HOST);
+  port = connected;
+  connected.onDisconnect.addListener(() => {
+    if (port !== connected) return;
     port = null;
+    hostGone = true;
     stop();
   });
 }
@@ -82,28 +87,28 @@ async function poll() {
     // Chromium names the file a moment after the download starts: it waits for its name.
     const shown = active.filter((item) => item.incognito || baseName(item.filename) !== "");
     if (shown.length > 0) connect();
-    if (!port) return;
-    const live = new Set();
-    for (const item of shown) {
-      live.add(item.id);
-      const message = describe(item);
-      const text = JSON.stringify(message);
-      if (sent.get(item.id) === text) continue;
-      sent.set(item.id, text);
-      send(message);
-      if (!port) return;
-    }
-    for (const id of [...sent.keys()]) {
-      if (live.has(id)) continue;
-      // Complete, interrupted (failed or cancelled), or erased from the list.
-      const [item] = await api.downloads.search({ id });
-      sent.delete(id);
-      send({ id, state: item ? item.state : "removed" });
-      if (!port) return;
+    if (port) {
+      const live = new Set();
+      for (const item of shown) {
+        live.add(item.id);
+        const message = describe(item);
+        const text = JSON.stringify(message);
+        if (sent.get(item.id) === text) continue;
+        sent.set(item.id, text);
+        send(message);
+      }
+      for (const id of [...sent.keys()]) {
+        if (live.has(id)) continue;
+        // Complete, interrupted (failed or cancelled), or erased from the list.
+        const [item] = await api.downloads.search({ id });
+        sent.delete(id);
+        if (port) send({ id, state: item ? item.state : "removed" });
+      }
     }
     if (active.length === 0) {
       disconnect();
-    } else {
+    } else if (port || !hostGone) {
+      // Reporting, or waiting for a name: poll again.
       timer = setTimeout(poll, POLL_INTERVAL_MS);
     }
   } finally {
@@ -118,6 +123,7 @@ async function poll() {
 
 /** A download event: polls now unless a poll is running or due within the interval. */
 function wake() {
+  hostGone = false;
   if (polling) {
     wokenWhilePolling = true;
   } else if (timer === null) {

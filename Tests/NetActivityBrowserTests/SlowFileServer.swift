@@ -59,7 +59,7 @@ final class SlowFileServer: @unchecked Sendable {
         fileprivate func allowance(beyond sent: Int) -> Int? {
             condition.lock()
             defer { condition.unlock() }
-            while allowed <= sent, !closed { condition.wait(until: Date(timeIntervalSinceNow: 0.2)) }
+            while allowed <= sent, !closed { _ = condition.wait(until: Date(timeIntervalSinceNow: 0.2)) }
             return closed ? nil : allowed
         }
     }

@@ -1,11 +1,12 @@
 import BusTestSupport
 import Foundation
+import NetActivityContract
 import Testing
 
 /// The browsers' host manifests three ways: `netactivity browser-host --install-manifests`
 /// (per user, by hand), `make install` and the .deb (both from `browser-extension/host/*.in`)
 /// write the same manifests, naming a wrapper that runs the host; and the extension's ids in
-/// them are the extension's own.
+/// them are the extension's own; `make browser-extension` packs it.
 @Suite struct BrowserHostManifestTests {
     @Test func installManifestsWritesWhatTheTemplatesSay() throws {
         let home = try ScratchDirectory("browser-manifests")
@@ -54,5 +55,19 @@ import Testing
         let id = String(digest.stdout.prefix(32).map { Character(UnicodeScalar(UInt8(ascii: "a") + UInt8($0.hexDigitValue!))) })
         #expect(try Repository.text("browser-extension/host/chromium.json.in").contains("chrome-extension://\(id)/"))
         #expect(manifest?["permissions"] as? [String] == ["downloads", "nativeMessaging"])
+        #expect(manifest?["version"] as? String == NetActivityBus.version, "the extension's version is NetActivity's")
+    }
+
+    @Test func makeBrowserExtensionPacksTheExtensionAloneAndTheStoreZipWithoutItsKey() throws {
+        let out = try ScratchDirectory("browser-extension")
+        let packed = try run("python3", [Repository.path("browser-extension/pack.py"), out.path])
+        #expect(packed.exitStatus == 0, "\(packed)")
+        let listing = try run("python3", ["-c", """
+            import json, sys, zipfile
+            for path in sys.argv[1:]:
+                archive = zipfile.ZipFile(path)
+                print(path.rsplit(".", 1)[1], " ".join(archive.namelist()), "key" in json.loads(archive.read("manifest.json")))
+            """, out.path + "/netactivity-\(NetActivityBus.version).zip", out.path + "/netactivity-\(NetActivityBus.version).xpi"])
+        #expect(listing.stdout == "zip manifest.json background.js False\nxpi manifest.json background.js True\n", "\(listing)")
     }
 }
