@@ -4,7 +4,8 @@
 #                                bus, then build the command line while it runs
 #   make test                    install what is missing, build and run every test suite
 #   make install [PREFIX=...]    binaries, D-Bus activation file, systemd user unit, interface XML,
-#                                man pages, shell completions, the tray's autostart entry
+#                                man pages, shell completions, the tray's autostart entry, the
+#                                browsers' native messaging host and this user's manifests for it
 #   make uninstall [PREFIX=...]
 #   make deb                     netactivity_VERSION_ARCH.deb, statically linked (debian/);
 #                                make test-deb checks it (part of make test)
@@ -12,6 +13,7 @@
 #   make interface               regenerates dbus/$(BUS_NAME).xml and gnome-extension/src/interface.js
 #                                from the contract's descriptors
 #   make install-autostart       start `netactivity tray` at login (~/.config/autostart)
+#   make browser-extension       the browser extension's .zip and .xpi for the stores (docs/browsers.md)
 #
 # Variables: PREFIX (default ~/.local), DESTDIR (staged installs), SWIFT, SWIFT_BUILD_FLAGS,
 # SWIFT_TEST_FLAGS, ARGS (extra netactivityd flags for `make run`), NETACTIVITYD (see install).
@@ -197,6 +199,7 @@ install: $(if $(NETACTIVITYD),,release)
 	install -m 0644 completions/_netactivity "$(DESTDIR)$(zshcompletiondir)/_netactivity"
 	install -m 0644 completions/netactivity.fish "$(DESTDIR)$(fishcompletiondir)/netactivity.fish"
 	$(MAKE) --no-print-directory install-gnome-extension
+	$(MAKE) --no-print-directory install-browser-host
 	@echo "installed netactivityd in $(DESTDIR)$(PREFIX); D-Bus activation starts it on first use"
 
 uninstall:
@@ -212,6 +215,7 @@ uninstall:
 		"$(DESTDIR)$(fishcompletiondir)/netactivity.fish"
 	rmdir "$(DESTDIR)$(datadir)/netactivity" 2>/dev/null || true
 	$(MAKE) --no-print-directory uninstall-gnome-extension
+	$(MAKE) --no-print-directory uninstall-browser-host
 
 ## The tray's and the bridge's XDG autostart entries for the current user; run after
 ## `make install` (same PREFIX).
@@ -296,6 +300,7 @@ test-deb: test-deb-deps deb
 	scripts/check-deb.sh $$(scripts/build-deb.sh --name $(RELEASE_STATIC_SCRATCH)/release)
 
 include gnome-extension/extension.mk
+include browser-extension/browser.mk
 
 clean:
 	rm -rf .build

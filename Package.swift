@@ -51,10 +51,15 @@ let package = Package(
         // kernel's socket statistics show (the traffic source), reported.
         .target(
             name: "NetActivityBridge", dependencies: ["NetActivity", "NetActivityContract", "DBus", "DesktopApplications"]),
-        // The `netactivity` command line: status, push/pop, run, watch, top, tray, bridge, the shell hook.
+        // `netactivity browser-host`: the browser extension's native messaging host, its framing
+        // and its downloads, testable without a browser.
+        .target(
+            name: "NetActivityBrowser", dependencies: ["NetActivity", "NetActivityContract", "DesktopApplications"]),
+        // The `netactivity` command line: status, push/pop, run, watch, top, tray, bridge, the shell hook,
+        // browser-host.
         .target(
             name: "NetActivityCLI",
-            dependencies: ["NetActivity", "NetActivityContract", "NetActivityTray", "NetActivityBridge", "DBus"]),
+            dependencies: ["NetActivity", "NetActivityContract", "NetActivityTray", "NetActivityBridge", "NetActivityBrowser", "DBus"]),
         .executableTarget(name: "netactivity", dependencies: ["NetActivityCLI"]),
         // How tests and benchmarks start processes and private dbus-daemons (the spawner, the
         // bus's directory, configuration and command line), without Foundation: shared by
@@ -132,6 +137,17 @@ let package = Package(
                 "NetActivityBridge", "NetActivity", "NetActivityContract", "DBus", "BusTestSupport",
                 "NetActivityTestSupport", "netactivityd", "netactivity",
             ]
+        ),
+        // `netactivity browser-host`: its framing and downloads alone, then the extension in the
+        // real Chromium and Firefox against the real service.
+        .testTarget(
+            name: "NetActivityBrowserTests",
+            dependencies: [
+                "NetActivityBrowser", "NetActivity", "NetActivityContract", "DBus", "BusTestSupport",
+                "NetActivityTestSupport", "netactivityd", "netactivity",
+            ],
+            // Firefox's driver, run by the tests: Marionette with Python's standard library.
+            exclude: ["marionette.py"]
         ),
         // The repository as a user meets it: install-deps.sh, docs, man pages, completions, and
         // the docs' examples, compiled against the client modules and run against the service.

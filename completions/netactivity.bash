@@ -3,7 +3,7 @@
 
 _netactivity() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="status push pop run watch top tray bridge shell-init help version"
+    local commands="status push pop run watch top tray bridge shell-init browser-host help version"
     local global="--session-only --system --address --system-address --help --version"
 
     # The command is the first word after the global options (and the addresses).
@@ -47,6 +47,7 @@ _netactivity() {
     bridge) COMPREPLY=($(compgen -W "--only --without --traffic-threshold --traffic-ignore --help $bus" -- "$cur")) ;;
     shell-init) ((COMP_CWORD == command_index + 1)) && COMPREPLY=($(compgen -W "bash zsh fish --help $bus" -- "$cur")) ;;
     shell-helper) COMPREPLY=($(compgen -W "--shell-pid --fifo --help $bus" -- "$cur")) ;;
+    browser-host) COMPREPLY=($(compgen -W "--install-manifests --help $bus" -- "$cur")) ;;
     help) ((COMP_CWORD == command_index + 1)) && COMPREPLY=($(compgen -W "$commands" -- "$cur")) ;;
     run)
         # After --, the command to run and its arguments.

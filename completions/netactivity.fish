@@ -1,7 +1,7 @@
 # fish completion for netactivity; installed by `make install` to
 # share/fish/vendor_completions.d/netactivity.fish.
 
-set -l commands status push pop run watch top tray bridge shell-init shell-helper help version
+set -l commands status push pop run watch top tray bridge shell-init shell-helper browser-host help version
 
 complete -c netactivity -f
 complete -c netactivity -l session-only -d 'leave out the system service'
@@ -20,6 +20,7 @@ complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a top -d
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a tray -d 'show the indicator in the system tray'
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a bridge -d 'report what PackageKit and launcher-API apps announce, and app traffic'
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a shell-init -d 'print the shell hook that reports curl, git clone, ...'
+complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a browser-host -d "the browser extension's native messaging host"
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a help -d 'show help for a command'
 complete -c netactivity -n "not __fish_seen_subcommand_from $commands" -a version -d 'show the version'
 
@@ -40,4 +41,5 @@ complete -c netactivity -n "__fish_seen_subcommand_from tray" -l no-progress-rin
 complete -c netactivity -n "__fish_seen_subcommand_from shell-init" -a 'bash zsh fish'
 complete -c netactivity -n "__fish_seen_subcommand_from shell-helper" -l shell-pid -x -d 'exit when this process does'
 complete -c netactivity -n "__fish_seen_subcommand_from shell-helper" -l fifo -r -d 'read this FIFO instead of standard input'
+complete -c netactivity -n "__fish_seen_subcommand_from browser-host" -l install-manifests -d "install the host for this user's browsers"
 complete -c netactivity -n "__fish_seen_subcommand_from help" -a "$commands"

@@ -5,7 +5,8 @@
 # dpkg-shlibdeps expects a package's files; `make install` includes the GNOME Shell extension, in
 # /usr/share/gnome-shell/extensions), then the Debian parts are added: gzipped man pages,
 # copyright and changelog.Debian.gz (from debian/), the tray's autostart entry in
-# /etc/xdg/autostart, and DEBIAN/control with the shared libraries dpkg-shlibdeps finds.
+# /etc/xdg/autostart, the browsers' native messaging host manifests, and DEBIAN/control with
+# the shared libraries dpkg-shlibdeps finds.
 #
 # usage: scripts/build-deb.sh BINDIR [OUTDIR]     build OUTDIR/netactivity_VERSION_ARCH.deb (OUTDIR: .)
 #        scripts/build-deb.sh --name BINDIR       print the path it would build, and nothing else
@@ -59,6 +60,22 @@ install -d "$stage/etc/xdg/autostart"
 mv "$stage/usr/share/netactivity/netactivity-tray.desktop" "$stage/usr/share/netactivity/netactivity-bridge.desktop" \
     "$stage/etc/xdg/autostart/"
 rmdir "$stage/usr/share/netactivity"
+# The browsers' native messaging host, for every user: Firefox reads /usr/lib/mozilla,
+# Chromium and Google Chrome their directories in /etc. `make install` put the wrapper the
+# manifests name in /usr/lib/netactivity.
+for entry in usr/lib/mozilla/native-messaging-hosts:firefox etc/chromium/native-messaging-hosts:chromium \
+    etc/opt/chrome/native-messaging-hosts:chromium; do
+    install -d "$stage/${entry%:*}"
+    sed -e 's|@path@|/usr/lib/netactivity/netactivity-browser-host|g' "browser-extension/host/${entry##*:}.json.in" \
+        > "$stage/${entry%:*}/io.github.netactivity.browser.json"
+    chmod 0644 "$stage/${entry%:*}/io.github.netactivity.browser.json"
+done
+# Google Chrome reads system-wide host manifests from /etc/opt/chrome alone, which Debian's
+# policy otherwise keeps for packages installed in /opt.
+install -d "$stage/usr/share/lintian/overrides"
+printf '%s\n' '# Google Chrome reads system-wide native messaging host manifests only from /etc/opt/chrome.' \
+    'netactivity: dir-or-file-in-etc-opt [etc/opt/chrome/*]' > "$stage/usr/share/lintian/overrides/netactivity"
+chmod 0644 "$stage/usr/share/lintian/overrides/netactivity"
 doc=$stage/usr/share/doc/netactivity
 install -d "$doc"
 install -m 0644 debian/copyright "$doc/copyright"
@@ -73,7 +90,8 @@ size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 sed -e "s|@VERSION@|$version|" -e "s|@ARCH@|$arch|" -e "s|@INSTALLED_SIZE@|$size|" \
     -e "s|@DEPENDS@|$depends|" debian/control.in > "$stage/DEBIAN/control"
 printf '%s\n' /etc/xdg/autostart/netactivity-tray.desktop /etc/xdg/autostart/netactivity-bridge.desktop \
-    > "$stage/DEBIAN/conffiles"
+    /etc/chromium/native-messaging-hosts/io.github.netactivity.browser.json \
+    /etc/opt/chrome/native-messaging-hosts/io.github.netactivity.browser.json > "$stage/DEBIAN/conffiles"
 (cd "$stage" && find usr -type f -printf '%P\n' | sed 's|^|usr/|' | sort | xargs md5sum) > "$stage/DEBIAN/md5sums"
 
 mkdir -p "$out"

@@ -57,6 +57,10 @@ need 'command -v cc' gcc
 # nsenter, and a transfer by another user (setpriv).
 need 'command -v ip' iproute2
 need 'command -v nsenter && command -v setpriv' util-linux
+# The browser extension's tests: the real browsers, headless, driven with nothing but the
+# standard library (Chromium's command line, Firefox's Marionette).
+need 'command -v chromium' chromium
+need 'command -v firefox-esr' firefox-esr
 case "${1:-}" in
 "") ;;
 bench)

@@ -12,16 +12,30 @@ public enum Processes {
     /// plain name.
     public static func programName(ofProcess pid: UInt32) -> String? {
         guard pid > 0 else { return nil }
-        if let arguments = readFile("/proc/\(pid)/cmdline", limit: 4096) {
-            let first = arguments.split(separator: 0, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
-            let base = first.split(separator: UInt8(ascii: "/")).last.map { String(decoding: $0, as: UTF8.self) }
-            if let base, DesktopEntries.isPlainName(base) { return base }
+        if let arguments = readFile("/proc/\(pid)/cmdline", limit: 4096), let name = programName(inCommandLine: arguments) {
+            return name
         }
         if let comm = readFile("/proc/\(pid)/comm", limit: 64) {
             let name = String(decoding: comm.filter { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
             if DesktopEntries.isPlainName(name) { return name }
         }
         return nil
+    }
+
+    /// The program name in a `/proc/PID/cmdline`: its first argument without its directory.
+    /// A process that set its title (Chromium's browser process, Electron apps) has one string
+    /// there, its command line joined with spaces: then the program is the first word, unless
+    /// the whole string names a file.
+    static func programName(inCommandLine arguments: [UInt8]) -> String? {
+        var first = arguments.split(separator: 0, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+        if let space = first.firstIndex(of: UInt8(ascii: " ")),
+            access(String(decoding: first, as: UTF8.self), F_OK) != 0
+        {
+            first = first[..<space]
+        }
+        let base = first.split(separator: UInt8(ascii: "/")).last.map { String(decoding: $0, as: UTF8.self) }
+        guard let base, DesktopEntries.isPlainName(base) else { return nil }
+        return base
     }
 
     /// The parent of process `pid` (`PPid:` in `/proc/PID/status`), or nil.

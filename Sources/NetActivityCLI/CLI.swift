@@ -48,6 +48,8 @@ public enum CLI {
             return shellInit(shell, bus: invocation.bus)
         case .shellHelper(let shellPID, let fifo):
             return ShellHelper(bus: invocation.bus, shellPID: shellPID, fifo: fifo).run()
+        case .browserHost(let installManifests):
+            return installManifests ? BrowserHostCommand.installManifests() : BrowserHostCommand(bus: invocation.bus).run()
         case .tray(let icon, let idleIcon, let progressRing):
             return tray(
                 TrayOptions(
@@ -88,7 +90,7 @@ public enum CLI {
     }
 
     /// This program's absolute path, so the hook finds the same build whatever PATH holds.
-    private static func executablePath() -> String {
+    static func executablePath() -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return "netactivity" }

@@ -15,6 +15,7 @@ enum Help {
         case "help": help
         case "shell-init": shellInit
         case "shell-helper": shellHelper
+        case "browser-host": browserHost
         default: main
         }
     }
@@ -39,6 +40,8 @@ enum Help {
           bridge [--only|--without SOURCES]  report what PackageKit and launcher-API apps announce,
                                              and what apps move over the network
           shell-init bash|zsh|fish           print the shell hook: curl, git clone, ... report
+          browser-host [--install-manifests] the browser extension's native messaging host:
+                                             browser downloads with their names and progress
           help [COMMAND]                     show help for a command
           version                            show the version
 
@@ -193,8 +196,9 @@ enum Help {
     static let help = """
         Usage: netactivity help [COMMAND]
 
-        Shows the help for COMMAND (status, push, pop, run, watch, top, tray, bridge, version, help),
-        or the overview without one. `netactivity COMMAND --help` shows the same.
+        Shows the help for COMMAND (status, push, pop, run, watch, top, tray, bridge, shell-init,
+        browser-host, version, help), or the overview without one. `netactivity COMMAND --help`
+        shows the same.
         """
 
     static let shellInit = """
@@ -237,5 +241,24 @@ enum Help {
         (KIND: download, upload, sync, update, other or -) and "end" to end it; a new begin ends
         the one before. Exits at the end of its input or when process PID (the shell) exits,
         and with it every activity it holds ends.
+        """
+
+    static let browserHost = """
+        Usage: netactivity browser-host [--install-manifests]
+
+        The native messaging host io.github.netactivity.browser, which the NetActivity browser
+        extension (Firefox, Chromium, Chrome) starts while a download is in progress: each
+        download is one activity, labelled with its file's name ("Private download" for a
+        private window's), for the browser's application with its icon, kind download, with its
+        bytes and size. It ends when the download completes, fails, is cancelled or erased; a
+        paused one stays. Reads the extension's messages on standard input (a 32-bit length,
+        then UTF-8 JSON) and exits when the browser closes it, ending every activity; refuses
+        what is no download message, once said on standard error. Arguments that are not
+        options (the caller, as browsers give it) are ignored.
+
+          --install-manifests   install the host for this user instead: a wrapper in
+                                ~/.local/lib/netactivity running this netactivity, and its
+                                manifest where Firefox, Chromium, Google Chrome, Brave and
+                                Vivaldi look; prints each file written
         """
 }

@@ -30,6 +30,9 @@ public struct Invocation: Equatable, Sendable {
         case shellInit(shell: String)
         /// `shell-helper`: the process behind a shell's hook.
         case shellHelper(shellPID: Int32?, fifo: String?)
+        /// `browser-host`: the browser extension's native messaging host; or, with
+        /// `--install-manifests`, its manifests for this user.
+        case browserHost(installManifests: Bool)
     }
 
     /// How `watch` prints each state.
@@ -234,6 +237,18 @@ public struct Invocation: Equatable, Sendable {
                 }
             }
             command = .shellHelper(shellPID: shellPID, fifo: fifo)
+        case "browser-host":
+            // Browsers pass arguments of their own (Chromium the caller's origin, Firefox the
+            // manifest's path and the add-on's id): words that are not options are theirs.
+            var installManifests = false
+            while let argument = rest.popFirst() {
+                if argument == "--install-manifests" {
+                    installManifests = true
+                } else if argument.hasPrefix("-") {
+                    throw usage("browser-host: unknown option '\(argument)'")
+                }
+            }
+            command = .browserHost(installManifests: installManifests)
         case "tray":
             var icon = TrayOptions.defaultActiveIcon
             var idleIcon = TrayOptions.defaultIdleIcon
@@ -271,7 +286,7 @@ public struct Invocation: Equatable, Sendable {
 
     static let commands: Set<String> = [
         "status", "push", "pop", "run", "watch", "top", "tray", "bridge", "version", "help", "shell-init",
-        "shell-helper",
+        "shell-helper", "browser-host",
     ]
 
     private static func splitInline(_ argument: String) -> (String, String?) {

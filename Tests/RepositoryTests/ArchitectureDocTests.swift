@@ -19,10 +19,10 @@ import Testing
         let architecture = try Repository.text(LayerTable.page)
         let added = package.replacingOccurrences(
             of: "    targets: [\n",
-            with: "    targets: [\n        .target(name: \"NetActivityBrowser\", dependencies: [\"NetActivity\", \"DBus\"]),\n")
+            with: "    targets: [\n        .target(name: \"NetActivityExample\", dependencies: [\"NetActivity\", \"DBus\"]),\n")
         #expect(added != package, "Package.swift no longer opens its targets with `    targets: [`")
         let missing = LayerTable.problems(package: added, architecture: architecture)
-        #expect(missing.count == 1 && missing.first?.contains("| `NetActivityBrowser` |") == true, "\(missing)")
+        #expect(missing.count == 1 && missing.first?.contains("| `NetActivityExample` |") == true, "\(missing)")
         #expect(missing.first?.contains("`NetActivity`, `DBus` |") == true, "\(missing)")
 
         let moreDependencies = package.replacingOccurrences(

@@ -20,13 +20,13 @@ struct FakeBox {
     static let everyTool: Set<String> = [
         "pkg-config", "dbus-daemon", "dbus-send", "dbus-monitor", "busctl", "gdbus", "man",
         "dbus-test-tool", "cc", "lintian", "dpkg-shlibdeps", "strip", "pkcon", "zsh", "fish", "tmux", "curl", "python3", "strace",
-        "ip", "nsenter", "setpriv",
+        "ip", "nsenter", "setpriv", "chromium", "firefox-esr",
     ]
     /// Debian 12: dbus split into dbus-daemon and dbus-bin (and `dbus` kept as a metapackage).
     static let bookworm: Set<String> = [
         "pkg-config", "libdbus-1-dev", "dbus", "dbus-daemon", "dbus-bin", "systemd", "libglib2.0-bin",
         "man-db", "binutils", "dbus-tests", "gcc", "lintian", "dpkg-dev", "packagekit-tools", "python3-dbusmock", "zsh", "fish", "tmux", "curl", "python3", "strace",
-        "iproute2", "util-linux",
+        "iproute2", "util-linux", "chromium", "firefox-esr",
     ]
     /// Debian 11 and older Ubuntu: one `dbus` package with the daemon and the tools.
     static let bullseye = bookworm.subtracting(["dbus-daemon", "dbus-bin"])
@@ -116,7 +116,7 @@ private let install = "apt-get install -y -q --no-install-recommends"
         #expect(outcome.result.exitStatus == 0, "\(outcome.result)")
         #expect(outcome.aptGetCalls == [
             "apt-get update -q",
-            "\(install) pkg-config libdbus-1-dev dbus-daemon dbus-bin systemd libglib2.0-bin man-db binutils packagekit-tools zsh fish tmux curl python3 strace gcc iproute2 util-linux",
+            "\(install) pkg-config libdbus-1-dev dbus-daemon dbus-bin systemd libglib2.0-bin man-db binutils packagekit-tools zsh fish tmux curl python3 strace gcc iproute2 util-linux chromium firefox-esr",
         ])
     }
 

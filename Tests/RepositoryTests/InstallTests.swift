@@ -9,14 +9,21 @@ import Testing
         try requireTool("make")
         let prefix = try ScratchDirectory("install")
         // NETACTIVITYD: install the debug build; a nested `swift build` would wait for SwiftPM's lock.
-        let make = ["-C", Repository.root.path, "PREFIX=\(prefix.path)", "NETACTIVITYD=\(try builtProduct("netactivityd"))"]
+        // BROWSER_MANIFEST_HOME: the browsers' manifests go to a home of the test's, not the user's.
+        let make = [
+            "-C", Repository.root.path, "PREFIX=\(prefix.path)", "NETACTIVITYD=\(try builtProduct("netactivityd"))",
+            "BROWSER_MANIFEST_HOME=\(prefix.path)/home",
+        ]
         let install = try run("make", make + ["install"], timeout: .seconds(60))
         try #require(install.succeeded, "make install failed: \(install)")
 
         for file in [
             "bin/netactivity", "share/man/man1/netactivity.1", "share/man/man8/netactivityd.8",
             "share/bash-completion/completions/netactivity", "share/zsh/site-functions/_netactivity",
-            "share/fish/vendor_completions.d/netactivity.fish",
+            "share/fish/vendor_completions.d/netactivity.fish", "lib/netactivity/netactivity-browser-host",
+            "home/.mozilla/native-messaging-hosts/io.github.netactivity.browser.json",
+            "home/.config/chromium/NativeMessagingHosts/io.github.netactivity.browser.json",
+            "home/.config/google-chrome/NativeMessagingHosts/io.github.netactivity.browser.json",
         ] {
             #expect(FileManager.default.fileExists(atPath: prefix.path + "/" + file), "make install did not install \(file)")
         }
@@ -30,6 +37,14 @@ import Testing
                               environment: ["MANPATH": prefix.path + "/share/man", "LC_ALL": "C", "MANWIDTH": "80"])
             #expect(man.exitStatus == 0 && man.stdout.contains("SYNOPSIS"), "man \(page) after make install: \(man)")
         }
+
+        // The manifests name the wrapper, which runs the installed netactivity as the host.
+        let manifest = try String(
+            contentsOfFile: prefix.path + "/home/.mozilla/native-messaging-hosts/io.github.netactivity.browser.json",
+            encoding: .utf8)
+        #expect(manifest.contains(#""path": "\#(prefix.path)/lib/netactivity/netactivity-browser-host""#), "\(manifest)")
+        let help = try run(prefix.path + "/lib/netactivity/netactivity-browser-host", ["--help"])
+        #expect(help.exitStatus == 0 && help.stdout.hasPrefix("Usage: netactivity browser-host"), "\(help)")
 
         let uninstall = try run("make", make + ["uninstall"], timeout: .seconds(60))
         try #require(uninstall.succeeded, "make uninstall failed: \(uninstall)")
