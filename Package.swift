@@ -75,7 +75,7 @@ let package = Package(
             path: "Tests/NetActivityTestSupport"),
         // The benchmark driver: `make bench`.
         .executableTarget(
-            name: "netactivity-bench", dependencies: ["DBus", "NetActivityContract", "PrivateBusLauncher"],
+            name: "netactivity-bench", dependencies: ["DBus", "NetActivityContract", "NetActivityBridge", "PrivateBusLauncher"],
             path: "Benchmarks/Driver"),
         // A long-lived client process for tests that SIGKILL a client holding activities.
         .executableTarget(

@@ -102,11 +102,17 @@ struct Benchmark {
             progress("bridge: \(options.idleSeconds) s idle, then \(BridgeCost.followSeconds) s following")
             bridge = try BridgeCost.measure(service: options.service, cli: options.cli, idleSeconds: options.idleSeconds)
         }
+        var traffic: TrafficFigures?
+        if options.wants("traffic") {
+            progress("traffic: dumps of \(TrafficCost.socketCounts.map { "\($0)" }.joined(separator: " and ")) sockets, "
+                + "then the source idle and following \(TrafficCost.rate / 1_000_000) MB/s")
+            traffic = try TrafficCost.measure(service: options.service, cli: options.cli, idleSeconds: options.idleSeconds)
+        }
         progress("done")
 
         Report(
             cases: cases, figures: figures, serviceLatency: serviceLatency, floorLatency: floorLatency,
-            footprints: footprints, idleSeconds: options.idleSeconds, scale: scale, bridge: bridge
+            footprints: footprints, idleSeconds: options.idleSeconds, scale: scale, bridge: bridge, traffic: traffic
         ).print()
     }
 

@@ -33,6 +33,16 @@ final class Child {
         return !reaped
     }
 
+    /// Waits for it to exit and reaps it; its wait status.
+    @discardableResult
+    func wait() -> Int32 {
+        var status: Int32 = 0
+        guard !reaped else { return status }
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        reaped = true
+        return status
+    }
+
     /// SIGTERM, then SIGKILL after 5 s; reaps it.
     func stop() {
         guard isRunning else { return }

@@ -22,7 +22,7 @@ struct Options {
     var scaleRounds = 7
     /// Case names to run (all when empty): steady-seq, steady-seq-1cpu, steady-pipe, toggle-seq,
     /// toggle-seq-1cpu, toggle-pipe, begin-end-seq, begin-end-seq-1cpu, begin-end-pipe,
-    /// update-seq, update-pipe, latency, footprint, scale, bridge.
+    /// update-seq, update-pipe, latency, footprint, scale, bridge, traffic.
     var only: Set<String> = []
     /// A command (split at spaces) every contender runs under, e.g. valgrind for profiling.
     var wrapper: [String] = []
@@ -57,7 +57,7 @@ struct Options {
           --only A,B              run only these: steady-seq steady-seq-1cpu steady-pipe
                                   toggle-seq toggle-seq-1cpu toggle-pipe begin-end-seq
                                   begin-end-seq-1cpu begin-end-pipe update-seq update-pipe
-                                  latency footprint scale bridge
+                                  latency footprint scale bridge traffic
           --wrap COMMAND          run every contender under COMMAND, for profiling, e.g.
                                   --wrap "valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p"
           --verbose               print each window's calls, time and CPU on stderr

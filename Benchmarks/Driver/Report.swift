@@ -8,6 +8,7 @@ struct Report {
     let idleSeconds: Int
     let scale: [ScaleFigures]
     let bridge: BridgeFigures?
+    let traffic: TrafficFigures?
 
     func print() {
         var ratios: [String] = []
@@ -171,6 +172,31 @@ struct Report {
             ratios.append("bridge-idle-switches \(bridge.idleSwitches)")
             ratios.append("bridge-rss \(mebibytes(bridge.idleRSSKiB))")
             ratios.append("bridge-cpu \(fixed(bridge.followingCPUShare * 100, 2)) %")
+        }
+        if let traffic {
+            var dumps = Table(["one dump", "traffic source", "ss -tinie", "ratio"])
+            for dump in traffic.dumps {
+                dumps.add(["\(dump.sockets) TCP sockets", fixed(dump.ours, 1) + " ms", fixed(dump.ss, 1) + " ms", fixed(dump.ratio)])
+                ratios.append("traffic-dump-\(dump.sockets) \(fixed(dump.ratio))")
+            }
+            say("")
+            say("Traffic source: one sock_diag dump (median of \(TrafficCost.rounds), wall time) beside ss -tinie dumping the same")
+            say(dumps.text)
+            say("goal: ratio ≤ 1")
+            var bridge = Table(["netactivity bridge --only traffic", "wake-ups a second", "CPU"])
+            bridge.add([
+                "idle, \(traffic.idleSeconds) s", fixed(traffic.idleWakeUpsPerSecond, 2),
+                fixed(traffic.idleCPUShare * 100, 3) + " % of a core",
+            ])
+            bridge.add([
+                "following \(TrafficCost.rate / 1_000_000) MB/s, \(traffic.followingSeconds) s"
+                    + (traffic.followingShown ? "" : " (not shown!)"), "", fixed(traffic.followingCPUShare * 100, 2) + " % of a core",
+            ])
+            say(bridge.text)
+            say("goals: idle ≤ 0.5 wake-ups a second and ≤ 0.02 % of a core; following ≤ 0.5 % of a core")
+            ratios.append("traffic-idle-wakeups \(fixed(traffic.idleWakeUpsPerSecond, 2))/s")
+            ratios.append("traffic-idle-cpu \(fixed(traffic.idleCPUShare * 100, 3)) %")
+            ratios.append("traffic-cpu \(fixed(traffic.followingCPUShare * 100, 2)) %")
         }
         say("")
         say("ratios: " + ratios.joined(separator: ", "))

@@ -1,9 +1,9 @@
 import BusTestSupport
+import DBus
 import Foundation
 import NetActivity
 import NetActivityContract
 import NetActivityTestSupport
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -89,7 +89,7 @@ struct TrafficBridgeTests {
 
     /// The activities a client saw, handed from its thread to the test's.
     final class SeenActivities: Sendable {
-        let value = Mutex<[UInt32: ActivityInfo]>([:])
+        let value = Locked<[UInt32: ActivityInfo]>([:])
     }
 
     // MARK: - Downloads and uploads

@@ -1,7 +1,7 @@
 import BusTestSupport
+import DBus
 import Foundation
 import PrivateBusLauncher
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +20,7 @@ final class TrafficNetwork {
     static let clientAddress = "10.213.0.2"
     static let serverAddress6 = "fd00:213::1"
     static let clientAddress6 = "fd00:213::2"
-    private static let counter = Mutex(0)
+    private static let counter = Locked(0)
 
     /// Why the real-traffic tests cannot run here, or nil when they can.
     static var unavailable: String? {

@@ -2,7 +2,6 @@ import DBus
 import DesktopApplications
 import NetActivity
 import NetActivityContract
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -146,5 +145,5 @@ final class TrafficSource: BridgeSource {
 
 /// The latest activities the client observed, handed from its thread to the loop's.
 private final class LatestActivities: Sendable {
-    let value = Mutex<[ActivityInfo]>([])
+    let value = Locked<[ActivityInfo]>([])
 }

@@ -1,0 +1,229 @@
+import DBus
+import NetActivityBridge
+import NetActivityContract
+import PrivateBusLauncher
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the bridge's `traffic` source costs: one socket dump beside `ss -tinie` dumping the same
+/// sockets, and the bridge with the source alone, idle and following a transfer paced at 100 MB/s,
+/// in two network namespaces of its own joined by a veth pair (so nothing else the host moves
+/// counts, and nothing leaves them).
+struct TrafficFigures {
+    struct Dump {
+        var sockets: Int
+        /// Medians of `rounds` dumps, in milliseconds.
+        var ours: Double
+        var ss: Double
+        var ratio: Double { ours / max(ss, 0.001) }
+    }
+    var dumps: [Dump]
+    var idleSeconds: Int
+    var idleSwitches: UInt64
+    var idleCPU: UInt64
+    var followingCPUShare: Double
+    var followingSeconds: Int
+    /// Whether the service showed the transfer as an activity while it was followed.
+    var followingShown: Bool
+
+    var idleWakeUpsPerSecond: Double { Double(idleSwitches) / Double(max(idleSeconds, 1)) }
+    var idleCPUShare: Double { Double(idleCPU) / (Double(idleSeconds) * 1e9) }
+}
+
+enum TrafficCost {
+    /// TCP sockets a dump finds: half of them the driver's ends of loopback connections, half
+    /// their peers'.
+    static let socketCounts = [1_000, 10_000]
+    static let rounds = 5
+    static let followSeconds = 5
+    static let rate = 100_000_000
+
+    static func measure(service: String, cli: String, idleSeconds: Int) throws(BenchError) -> TrafficFigures {
+        guard getuid() == 0 else { throw BenchError("the traffic row makes network namespaces: run it as root") }
+        for tool in ["ip", "nsenter", "ss", "curl", "python3"] where executablePath(for: tool) == nil {
+            throw BenchError("the traffic row needs \(tool) (scripts/install-deps.sh installs it)")
+        }
+        let dumps = try socketCounts.map { count throws(BenchError) in try dump(sockets: count) }
+        let seconds = max(idleSeconds, 10)
+        var figures = TrafficFigures(
+            dumps: dumps, idleSeconds: seconds, idleSwitches: 0, idleCPU: 0, followingCPUShare: 0,
+            followingSeconds: followSeconds, followingShown: false)
+        try following(service: service, cli: cli, into: &figures)
+        return figures
+    }
+
+    // MARK: - One dump
+
+    /// `sockets` TCP sockets (`sockets / 2` loopback connections, both ends open), dumped by the
+    /// source's code and by `ss -tinie`, alternately, `rounds` times each.
+    private static func dump(sockets: Int) throws(BenchError) -> TrafficFigures.Dump {
+        let count = sockets / 2
+        var limit = rlimit(rlim_cur: rlim_t(sockets + 1_024), rlim_max: rlim_t(sockets + 1_024))
+        var current = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &current)
+        if current.rlim_cur < limit.rlim_cur {
+            limit.rlim_max = max(limit.rlim_max, current.rlim_max)
+            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else {
+                throw BenchError("cannot open \(sockets) sockets: RLIMIT_NOFILE is \(current.rlim_cur)")
+            }
+        }
+        let descriptors = try connectionPairs(count)
+        defer { for descriptor in descriptors { close(descriptor) } }
+        let probe = TrafficDumpProbe()
+        var ours: [Double] = []
+        var ss: [Double] = []
+        var dumped = 0
+        for _ in 0..<rounds {
+            let start = Clock.now
+            do {
+                dumped = try probe.dump()
+            } catch {
+                throw BenchError("the traffic source's dump failed: \(error)")
+            }
+            ours.append(Double(Clock.now - start) / 1e6)
+            ss.append(try timed("ss", ["-tinie"]))
+        }
+        guard dumped >= sockets else { throw BenchError("the dump found \(dumped) sockets of \(sockets)") }
+        return TrafficFigures.Dump(sockets: dumped, ours: median(ours), ss: median(ss))
+    }
+
+    /// `count` established connections to a listener on 127.0.0.1, both ends kept open.
+    private static func connectionPairs(_ count: Int) throws(BenchError) -> [Int32] {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard listener >= 0 else { throw BenchError("socket: errno \(errno)") }
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+        }
+        guard bound == 0, listen(listener, 128) == 0 else { throw BenchError("cannot listen on 127.0.0.1: errno \(errno)") }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        var descriptors: [Int32] = []
+        descriptors.reserveCapacity(2 * count)
+        for _ in 0..<count {
+            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, length) }
+            }
+            let server = connected == 0 ? accept(listener, nil, nil) : -1
+            guard client >= 0, server >= 0 else {
+                for descriptor in descriptors + [client] where descriptor >= 0 { close(descriptor) }
+                throw BenchError("cannot open loopback connection \(descriptors.count / 2 + 1): errno \(errno)")
+            }
+            descriptors += [client, server]
+        }
+        return descriptors
+    }
+
+    /// Milliseconds `executable arguments` takes from start to exit, its output discarded.
+    private static func timed(_ executable: String, _ arguments: [String]) throws(BenchError) -> Double {
+        let start = Clock.now
+        try Child(executable, arguments).wait()
+        return Double(Clock.now - start) / 1e6
+    }
+
+    // MARK: - The bridge, idle and following
+
+    private static func following(service: String, cli: String, into figures: inout TrafficFigures) throws(BenchError) {
+        let network = try BenchNetwork()
+        defer { network.remove() }
+        let session = try Bus()
+        let daemon = try Contender.service(path: service, arguments: ["--throttle-ms", "0"]).start(on: session)
+        defer { daemon.stop() }
+        let bridge = try Child(
+            "nsenter", ["--net=/run/netns/\(network.client)", cli, "--address", session.address, "bridge", "--only", "traffic"])
+        defer { bridge.stop() }
+        // Started: its first sample reads the interfaces; then a second to settle.
+        Clock.sleep(milliseconds: 2_000)
+        guard bridge.isRunning else { throw BenchError("netactivity bridge --only traffic exited: is \(cli) built?") }
+
+        let idleStart = ProcessStatistics.sample(bridge.pid)
+        Clock.sleep(milliseconds: figures.idleSeconds * 1_000)
+        let idleEnd = ProcessStatistics.sample(bridge.pid)
+        figures.idleSwitches = idleEnd.contextSwitches - idleStart.contextSwitches
+        figures.idleCPU = idleEnd.cpuNanoseconds - idleStart.cpuNanoseconds
+
+        // A TCP sink in the server's namespace, and curl sending to it at 100 MB/s.
+        let sink = try Child(
+            "nsenter", [
+                "--net=/run/netns/\(network.server)", "python3", "-c",
+                "import socket\ns = socket.create_server(('\(BenchNetwork.serverAddress)', 8080))\n"
+                    + "while True:\n    c, _ = s.accept()\n    while c.recv(1 << 20): pass\n    c.close()",
+            ])
+        defer { sink.stop() }
+        Clock.sleep(milliseconds: 300)
+        let sender = try Child(
+            "nsenter", [
+                "--net=/run/netns/\(network.client)", "curl", "-s", "--limit-rate", "\(rate)", "-T", "/dev/zero",
+                "telnet://\(BenchNetwork.serverAddress):8080",
+            ])
+        defer { sender.stop() }
+        // Past the begin threshold and the first dumps: the steady state is what is measured.
+        Clock.sleep(milliseconds: 4_000)
+        let followStart = ProcessStatistics.sample(bridge.pid)
+        let start = Clock.now
+        Clock.sleep(milliseconds: followSeconds * 1_000)
+        let followEnd = ProcessStatistics.sample(bridge.pid)
+        let elapsed = Clock.now - start
+        figures.followingCPUShare =
+            Double(followEnd.cpuNanoseconds - followStart.cpuNanoseconds) / Double(max(elapsed, 1))
+        figures.followingShown = (try? count(on: session)).map { $0 > 0 } ?? false
+        guard sender.isRunning else { throw BenchError("curl stopped sending before the window ended") }
+    }
+
+    private static func count(on bus: Bus) throws -> UInt32 {
+        let reply = try bus.control.call(
+            try Message.methodCall(
+                destination: NetActivityBus.name, path: NetActivityBus.path, interface: .properties, member: "Get",
+                arguments: [.string(NetActivityBus.interface.rawValue), .string(NetActivityInterface.count.name.rawValue)]))
+        return try reply.arguments().first?.unwrapped?.uint32 ?? 0
+    }
+}
+
+/// Two network namespaces of the benchmark's own joined by a veth pair: a server at 10.214.0.1, a
+/// client at 10.214.0.2 whose default route goes through the veth. Nothing is routed anywhere
+/// else.
+private struct BenchNetwork {
+    let server = "na-bench-s\(getpid())"
+    let client = "na-bench-c\(getpid())"
+    static let serverAddress = "10.214.0.1"
+    static let clientAddress = "10.214.0.2"
+
+    init() throws(BenchError) {
+        let serverLink = "nbs\(getpid())"
+        let clientLink = "nbc\(getpid())"
+        do {
+            try Self.ip(["netns", "add", server])
+            try Self.ip(["netns", "add", client])
+            try Self.ip(["link", "add", clientLink, "type", "veth", "peer", "name", serverLink])
+            try Self.ip(["link", "set", clientLink, "netns", client])
+            try Self.ip(["link", "set", serverLink, "netns", server])
+            try Self.ip(["-n", server, "addr", "add", "\(Self.serverAddress)/24", "dev", serverLink])
+            try Self.ip(["-n", client, "addr", "add", "\(Self.clientAddress)/24", "dev", clientLink])
+            for (namespace, link) in [(server, serverLink), (client, clientLink)] {
+                try Self.ip(["-n", namespace, "link", "set", "lo", "up"])
+                try Self.ip(["-n", namespace, "link", "set", link, "up"])
+            }
+            try Self.ip(["-n", client, "route", "add", "default", "via", Self.serverAddress])
+        } catch {
+            remove()
+            throw error
+        }
+    }
+
+    /// Deletes both namespaces, and the veth pair with them.
+    func remove() {
+        for namespace in [client, server] { _ = try? Self.ip(["netns", "del", namespace]) }
+    }
+
+    private static func ip(_ arguments: [String]) throws(BenchError) {
+        let status = try Child("ip", arguments).wait()
+        guard status == 0 else { throw BenchError("ip \(arguments.joined(separator: " ")) failed (status \(status))") }
+    }
+}
