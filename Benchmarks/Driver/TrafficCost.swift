@@ -8,7 +8,7 @@ import Glibc
 
 /// What the bridge's `traffic` source costs: one socket dump beside `ss -tinie` dumping the same
 /// sockets, and the bridge with the source alone, idle and following a transfer paced at 100 MB/s,
-/// in two network namespaces of its own joined by a veth pair (so nothing else the host moves
+/// in two network namespaces of its own (`NetworkNamespacePair`: nothing else the host moves
 /// counts, and nothing leaves them).
 struct TrafficFigures {
     struct Dump {
@@ -131,13 +131,18 @@ enum TrafficCost {
     // MARK: - The bridge, idle and following
 
     private static func following(service: String, cli: String, into figures: inout TrafficFigures) throws(BenchError) {
-        let network = try BenchNetwork()
+        let network: NetworkNamespacePair
+        do {
+            network = try NetworkNamespacePair(prefix: "na-bench", tag: "\(getpid())", subnet: "10.214.0", prefix6: "fd00:214:")
+        } catch {
+            throw BenchError(error.description)
+        }
         defer { network.remove() }
         let session = try Bus()
         let daemon = try Contender.service(path: service, arguments: ["--throttle-ms", "0"]).start(on: session)
         defer { daemon.stop() }
         let bridge = try Child(
-            "nsenter", ["--net=/run/netns/\(network.client)", cli, "--address", session.address, "bridge", "--only", "traffic"])
+            "nsenter", network.enter(network.client, [cli, "--address", session.address, "bridge", "--only", "traffic"]))
         defer { bridge.stop() }
         // Started: its first sample reads the interfaces; then a second to settle.
         Clock.sleep(milliseconds: 2_000)
@@ -151,18 +156,18 @@ enum TrafficCost {
 
         // A TCP sink in the server's namespace, and curl sending to it at 100 MB/s.
         let sink = try Child(
-            "nsenter", [
-                "--net=/run/netns/\(network.server)", "python3", "-c",
-                "import socket\ns = socket.create_server(('\(BenchNetwork.serverAddress)', 8080))\n"
+            "nsenter", network.enter(network.server, [
+                "python3", "-c",
+                "import socket\ns = socket.create_server(('\(network.serverAddress)', 8080))\n"
                     + "while True:\n    c, _ = s.accept()\n    while c.recv(1 << 20): pass\n    c.close()",
-            ])
+            ]))
         defer { sink.stop() }
         Clock.sleep(milliseconds: 300)
         let sender = try Child(
-            "nsenter", [
-                "--net=/run/netns/\(network.client)", "curl", "-s", "--limit-rate", "\(rate)", "-T", "/dev/zero",
-                "telnet://\(BenchNetwork.serverAddress):8080",
-            ])
+            "nsenter", network.enter(network.client, [
+                "curl", "-s", "--limit-rate", "\(rate)", "-T", "/dev/zero",
+                "telnet://\(network.serverAddress):8080",
+            ]))
         defer { sender.stop() }
         // Past the begin threshold and the first dumps: the steady state is what is measured.
         Clock.sleep(milliseconds: 4_000)
@@ -183,47 +188,5 @@ enum TrafficCost {
                 destination: NetActivityBus.name, path: NetActivityBus.path, interface: .properties, member: "Get",
                 arguments: [.string(NetActivityBus.interface.rawValue), .string(NetActivityInterface.count.name.rawValue)]))
         return try reply.arguments().first?.unwrapped?.uint32 ?? 0
-    }
-}
-
-/// Two network namespaces of the benchmark's own joined by a veth pair: a server at 10.214.0.1, a
-/// client at 10.214.0.2 whose default route goes through the veth. Nothing is routed anywhere
-/// else.
-private struct BenchNetwork {
-    let server = "na-bench-s\(getpid())"
-    let client = "na-bench-c\(getpid())"
-    static let serverAddress = "10.214.0.1"
-    static let clientAddress = "10.214.0.2"
-
-    init() throws(BenchError) {
-        let serverLink = "nbs\(getpid())"
-        let clientLink = "nbc\(getpid())"
-        do {
-            try Self.ip(["netns", "add", server])
-            try Self.ip(["netns", "add", client])
-            try Self.ip(["link", "add", clientLink, "type", "veth", "peer", "name", serverLink])
-            try Self.ip(["link", "set", clientLink, "netns", client])
-            try Self.ip(["link", "set", serverLink, "netns", server])
-            try Self.ip(["-n", server, "addr", "add", "\(Self.serverAddress)/24", "dev", serverLink])
-            try Self.ip(["-n", client, "addr", "add", "\(Self.clientAddress)/24", "dev", clientLink])
-            for (namespace, link) in [(server, serverLink), (client, clientLink)] {
-                try Self.ip(["-n", namespace, "link", "set", "lo", "up"])
-                try Self.ip(["-n", namespace, "link", "set", link, "up"])
-            }
-            try Self.ip(["-n", client, "route", "add", "default", "via", Self.serverAddress])
-        } catch {
-            remove()
-            throw error
-        }
-    }
-
-    /// Deletes both namespaces, and the veth pair with them.
-    func remove() {
-        for namespace in [client, server] { _ = try? Self.ip(["netns", "del", namespace]) }
-    }
-
-    private static func ip(_ arguments: [String]) throws(BenchError) {
-        let status = try Child("ip", arguments).wait()
-        guard status == 0 else { throw BenchError("ip \(arguments.joined(separator: " ")) failed (status \(status))") }
     }
 }

@@ -6,16 +6,14 @@ import PrivateBusLauncher
 import Glibc
 #endif
 
-/// Two network namespaces this test makes, joined by a veth pair: a server at 10.213.0.1 and
-/// fd00:213::1, a client at 10.213.0.2 and fd00:213::2 whose default routes go through the veth,
-/// so the client's veth is the interface the traffic source counts. Traffic never leaves them: nothing else is routed there.
-///
-/// Entered with `nsenter --net`, not `ip netns exec`, which remounts /sys and so would hide the
-/// cgroup tree the bridge maps socket cgroups with. Deleting the namespaces (in `deinit`, so
-/// also when a test fails) deletes the veth pair with them.
+/// The two network namespaces a traffic test makes (`NetworkNamespacePair`): a server at
+/// 10.213.0.1 and fd00:213::1, a client at 10.213.0.2 and fd00:213::2 whose default routes go
+/// through the veth, so the client's veth is the interface the traffic source counts. Deleted
+/// when released, so also when a test fails.
 final class TrafficNetwork {
-    let server: String
-    let client: String
+    let pair: NetworkNamespacePair
+    var server: String { pair.server }
+    var client: String { pair.client }
     static let serverAddress = "10.213.0.1"
     static let clientAddress = "10.213.0.2"
     static let serverAddress6 = "fd00:213::1"
@@ -34,65 +32,22 @@ final class TrafficNetwork {
 
     init() throws {
         let number = Self.counter.withLock { value in
-            if value == 0 { Self.removeStale() }
+            if value == 0 { NetworkNamespacePair.removeStale(prefix: "na-traffic") }
             value += 1
             return value
         }
-        let tag = "\(getpid())x\(number)"
-        server = "na-traffic-s\(tag)"
-        client = "na-traffic-c\(tag)"
-        let serverLink = "nas\(tag)"
-        let clientLink = "nac\(tag)"
-        try Self.ip(["netns", "add", server])
         do {
-            try Self.ip(["netns", "add", client])
-            try Self.ip(["link", "add", clientLink, "type", "veth", "peer", "name", serverLink])
-            try Self.ip(["link", "set", clientLink, "netns", client])
-            try Self.ip(["link", "set", serverLink, "netns", server])
-            try Self.ip(["-n", server, "addr", "add", "\(Self.serverAddress)/24", "dev", serverLink])
-            try Self.ip(["-n", client, "addr", "add", "\(Self.clientAddress)/24", "dev", clientLink])
-            // No duplicate address detection: the addresses work at once, not 2 s later.
-            try Self.ip(["-n", server, "addr", "add", "\(Self.serverAddress6)/64", "dev", serverLink, "nodad"])
-            try Self.ip(["-n", client, "addr", "add", "\(Self.clientAddress6)/64", "dev", clientLink, "nodad"])
-            for (namespace, link) in [(server, serverLink), (client, clientLink)] {
-                try Self.ip(["-n", namespace, "link", "set", "lo", "up"])
-                try Self.ip(["-n", namespace, "link", "set", link, "up"])
-            }
-            try Self.ip(["-n", client, "route", "add", "default", "via", Self.serverAddress])
-            try Self.ip(["-n", client, "-6", "route", "add", "default", "via", Self.serverAddress6])
+            pair = try NetworkNamespacePair(prefix: "na-traffic", tag: "\(getpid())x\(number)", subnet: "10.213.0", prefix6: "fd00:213:")
         } catch {
-            remove()
-            throw error
+            throw BusTestError(error.description)
         }
     }
 
-    deinit { remove() }
-
-    private func remove() {
-        for namespace in [client, server] { _ = try? run("ip", ["netns", "del", namespace]) }
-        // The pair goes with the namespaces; a half-made one may still be in this namespace.
-    }
-
-    /// Deletes the namespaces of test processes that died before they could (`na-traffic-?PIDx…`).
-    private static func removeStale() {
-        guard let list = try? run("ip", ["netns", "list"]) else { return }
-        for line in list.stdout.split(separator: "\n") {
-            guard let name = line.split(separator: " ").first, name.hasPrefix("na-traffic-"),
-                let pid = Int32(name.dropFirst("na-traffic-".count + 1).prefix { $0.isNumber }),
-                kill(pid, 0) != 0, errno == ESRCH
-            else { continue }
-            _ = try? run("ip", ["netns", "del", String(name)])
-        }
-    }
+    deinit { pair.remove() }
 
     /// `nsenter --net=…` arguments that run `command` in `namespace`.
     func enter(_ namespace: String, _ command: [String]) -> [String] {
-        ["--net=/run/netns/\(namespace)"] + command
-    }
-
-    private static func ip(_ arguments: [String]) throws {
-        let result = try run("ip", arguments)
-        guard result.succeeded else { throw BusTestError("ip \(arguments.joined(separator: " ")) failed: \(result)") }
+        pair.enter(namespace, command)
     }
 }
 
