@@ -109,16 +109,21 @@ public enum Processes {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: limit)
+        // /proc files say nothing of their size: the buffer starts small and doubles as they
+        // fill it, so a file read every few seconds costs what it holds, not `limit`.
+        var bytes = [UInt8](repeating: 0, count: min(limit, 8_192))
         var filled = 0
         while filled < limit {
+            if filled == bytes.count { bytes += [UInt8](repeating: 0, count: min(bytes.count, limit - bytes.count)) }
             let count = bytes.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress! + filled, limit - filled)
+                read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
             }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { break }
             filled += count
         }
-        return filled > 0 ? Array(bytes[..<filled]) : nil
+        guard filled > 0 else { return nil }
+        bytes.removeLast(bytes.count - filled)
+        return bytes
     }
 }

@@ -62,3 +62,20 @@ import Glibc
         #expect(Processes.application(ofProcess: UInt32(Int32.max)) == nil)
     }
 }
+
+/// `/proc`-style files read whole, however long, up to the limit asked for.
+@Suite struct ReadFileTests {
+    @Test func filesAreReadWholeUpToTheLimit() throws {
+        let path = NSTemporaryDirectory() + "netactivity-read-" + UUID().uuidString.prefix(8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let text = (0..<5_000).map { "line \($0)\n" }.joined()  // about 48 KiB: several doublings
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(Processes.readFile(path, limit: 1 << 20) == Array(text.utf8))
+        #expect(Processes.readFile(path, limit: 10_000) == Array(text.utf8.prefix(10_000)))
+        #expect(Processes.readFile(path, limit: 5) == Array(text.utf8.prefix(5)))
+        try "".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(Processes.readFile(path, limit: 100) == nil, "empty")
+        #expect(Processes.readFile(path + ".missing", limit: 100) == nil)
+        #expect((Processes.readFile("/proc/self/status", limit: 1 << 20)?.count ?? 0) > 100, "a /proc file of no size")
+    }
+}

@@ -126,7 +126,7 @@ final class SocketLedger {
                 extra = .init(received: 0, sent: 0)
             }
             if extra.received &+ extra.sent > 0 {
-                credit(quicOwner(sample.udp) ?? .otherTraffic, extra.received, extra.sent)
+                credit(quicOwner(sample.udpSockets) ?? .otherTraffic, extra.received, extra.sent)
             }
         }
         return applications

@@ -103,8 +103,15 @@ struct TrafficSample: Sendable {
         var destroyed: [SocketRecord] = []
         /// Connected UDP sockets to remote port 443 (QUIC), every user's.
         var udp: [SocketRecord] = []
+        /// Reads the connected UDP sockets when `udp` was not read with the rest: only a sample
+        /// whose interfaces carried more than TCP explains needs them, and a dump costs the
+        /// kernel a walk of the whole hash table, however few sockets the namespace has.
+        var readUDP: (@Sendable () -> [SocketRecord])?
         /// What others report on the bus now.
         var reported: [ReportedActivity] = []
+
+        /// `udp`, read now if it was left for later.
+        var udpSockets: [SocketRecord] { readUDP?() ?? udp }
     }
 }
 
@@ -119,8 +126,11 @@ protocol SocketOwnerLookup: AnyObject {
 protocol TrafficSystem: AnyObject {
     /// The default-route interfaces' counters.
     func interfaces() -> [String: InterfaceCounters.Bytes]
-    /// Every TCP socket (with `tcp_info`) and every connected UDP socket.
+    /// Every TCP socket (with `tcp_info`), and every connected UDP socket or, where the system
+    /// reads those only on demand, none.
     func sockets() throws(TrafficProblem) -> (tcp: [SocketRecord], udp: [SocketRecord])
+    /// Every connected UDP socket, read on demand; nil where `sockets()` reads them with the rest.
+    var udpReader: (@Sendable () -> [SocketRecord])? { get }
     /// The TCP sockets destroyed since the last call, while following.
     func destroyed() -> [SocketRecord]
     /// Subscribes the destroy broadcasts (idempotent).
@@ -128,4 +138,8 @@ protocol TrafficSystem: AnyObject {
     /// Unsubscribes them.
     func stopFollowing()
     var owners: SocketOwnerLookup { get }
+}
+
+extension TrafficSystem {
+    var udpReader: (@Sendable () -> [SocketRecord])? { nil }
 }

@@ -87,7 +87,8 @@ final class TrafficSource: BridgeSource {
         do {
             let sockets = try system.sockets()
             sample.sockets = TrafficSample.Sockets(
-                tcp: sockets.tcp, destroyed: system.destroyed(), udp: sockets.udp, reported: reportedByOthers())
+                tcp: sockets.tcp, destroyed: system.destroyed(), udp: sockets.udp, readUDP: system.udpReader,
+                reported: reportedByOthers())
         } catch {
             if !saidBroken { context.problems("cannot read sockets: \(error.description)") }
             saidBroken = true

@@ -18,12 +18,27 @@ final class KernelTrafficSystem: TrafficSystem {
         owners = ProcessSocketOwners(uid: uid)
     }
 
+    /// The default-route interfaces as last read, and how many more readings they serve.
+    private var routes: (names: Set<String>, interfaces: Set<String>, readingsLeft: Int) = ([], [], 0)
+    /// How many readings of the counters one reading of the routing tables serves: routes change
+    /// when the network does (a minute's worth of idle readings), and an interface that comes or
+    /// goes in between makes them be read again at once.
+    static let readingsPerRouteReading = 30
+
     func interfaces() -> [String: InterfaceCounters.Bytes] {
         func text(_ path: String) -> String {
             Processes.readFile(path, limit: 1 << 20).map { String(decoding: $0, as: UTF8.self) } ?? ""
         }
-        return InterfaceCounters.defaultRouteCounters(
-            dev: text("/proc/net/dev"), route: text("/proc/net/route"), ipv6Route: text("/proc/net/ipv6_route"))
+        let counters = InterfaceCounters.parseDev(text("/proc/net/dev"))
+        let interfaces = Set(counters.keys)
+        if routes.readingsLeft == 0 || routes.interfaces != interfaces {
+            routes = (
+                InterfaceCounters.defaultRouteInterfaces(route: text("/proc/net/route")).union(
+                    InterfaceCounters.defaultRouteInterfaces(ipv6Route: text("/proc/net/ipv6_route"))),
+                interfaces, Self.readingsPerRouteReading)
+        }
+        routes.readingsLeft -= 1
+        return counters.filter { routes.names.contains($0.key) }
     }
 
     func sockets() throws(TrafficProblem) -> (tcp: [SocketRecord], udp: [SocketRecord]) {
@@ -35,14 +50,20 @@ final class KernelTrafficSystem: TrafficSystem {
             dumpSocket = socket
         }
         do {
-            let tcp = try socket.dump(protocolNumber: 6, states: Self.tcpStates)
-            let udp = (try? socket.dump(protocolNumber: 17, states: Self.udpConnected)) ?? []
-            return (tcp, udp)
+            // UDP on demand (`udpReader`): most samples' bytes are all TCP's.
+            return (try socket.dump(protocolNumber: 6, states: Self.tcpStates), [])
         } catch {
             // A fresh socket next time: nothing of the failed dump is left to read.
             dumpSocket = nil
             throw error
         }
+    }
+
+    /// Dumps the connected UDP sockets on the dump socket `sockets()` opened, when the ledger
+    /// asks (within the same sample, on the loop's thread).
+    var udpReader: (@Sendable () -> [SocketRecord])? {
+        nonisolated(unsafe) let socket = dumpSocket
+        return { (try? socket?.dump(protocolNumber: 17, states: Self.udpConnected)) ?? [] }
     }
 
     func destroyed() -> [SocketRecord] {
