@@ -19,6 +19,8 @@ final class PackageKitSource: BridgeSource {
     private var filter: Int?
     /// packagekitd's unique name while it is on the bus.
     private var daemon: BusName?
+    /// Who owns PackageKit's name, as the bus says it.
+    private var daemonFollower: NameOwnerFollower?
     /// Bumped whenever `daemon` changes, so replies meant for an earlier daemon are dropped.
     private var generation = 0
     private var transactions: [ObjectPath: Followed] = [:]
@@ -68,7 +70,6 @@ final class PackageKitSource: BridgeSource {
         }
         do {
             let daemonSignal = "type='signal',sender='\(Self.busName)',"
-            try connection.addMatch(NameOwnerChange.matchRule(for: Self.busName))
             try connection.addMatch(
                 daemonSignal + "interface='\(Self.interface)',member='TransactionListChanged',path='\(Self.path)'")
             try connection.addMatch(
@@ -80,11 +81,13 @@ final class PackageKitSource: BridgeSource {
             stop()
             throw error
         }
-        // Absent is no error: NameOwnerChanged says when it comes (D-Bus activation starts it
-        // for the first client that calls, never for a watcher).
-        connection.callBus(BusDriver.getNameOwner, Self.busName.rawValue) { [weak self] result in
-            guard let self, case .success(let owner) = result, let owner = BusName(validating: owner) else { return }
-            daemonIs(owner)
+        // Absent is no error: the follower says when it comes (D-Bus activation starts it for
+        // the first client that calls, never for a watcher).
+        do {
+            daemonFollower = try NameOwnerFollower(Self.busName, on: connection) { [weak self] in self?.daemonIs($0) }
+        } catch {
+            stop()
+            throw error
         }
     }
 
@@ -97,6 +100,7 @@ final class PackageKitSource: BridgeSource {
         }
         filter = nil
         connection = nil
+        daemonFollower = nil
         daemon = nil
     }
 
@@ -112,10 +116,7 @@ final class PackageKitSource: BridgeSource {
             _ = context.loop.schedule(after: .zero) { [weak self] in self?.stop() }
             return
         }
-        if let change = NameOwnerChange(message) {
-            if change.name == Self.busName { daemonIs(change.newOwner) }
-            return
-        }
+        if daemonFollower?.handle(message) == true { return }
         guard let daemon, message.sender == daemon, let path = message.path else { return }
         if message.isSignal(Self.interface, "TransactionListChanged") {
             guard path == Self.path, let list = try? message.arguments(expecting: "as") else { return }

@@ -17,6 +17,8 @@ final class WatcherRegistration {
     private(set) var watcher: BusName?
     private var retryTimer: EventLoop.TimerID?
     private var retryDelay = WatcherRegistration.firstRetryDelay
+    /// Who owns the watcher's name, as the bus says it.
+    private var follower: NameOwnerFollower?
 
     static let firstRetryDelay: Duration = .milliseconds(500)
     static let maximumRetryDelay: Duration = .seconds(60)
@@ -33,30 +35,35 @@ final class WatcherRegistration {
         if let retryTimer { loop.cancel(retryTimer) }
     }
 
-    /// Subscribes to the watcher's comings and goings, then registers with the current one.
-    /// Blocks for the bus's answers: call on the loop's thread before it runs.
+    /// Follows the watcher's comings and goings, registering with the current one once the bus
+    /// has said who it is. Call on the loop's thread before it runs.
     ///
-    /// - Throws: `BusError` if the bus refuses the subscription or the owner lookup.
+    /// - Throws: `BusError` if the bus refuses the subscription.
     func start() throws(BusError) {
-        // Subscribed before asking for the owner, so a watcher appearing in between is seen.
-        try connection.addMatch(NameOwnerChange.matchRule(for: StatusNotifierNames.watcher))
-        if let owner = try connection.owner(of: StatusNotifierNames.watcher) {
-            register(with: owner)
-        } else {
-            problems("no StatusNotifierWatcher on the bus (no tray is running); the item registers when one appears")
+        var first = true
+        follower = try NameOwnerFollower(StatusNotifierNames.watcher, on: connection) { [weak self] owner in
+            guard let self else { return }
+            if first, owner == nil {
+                problems("no StatusNotifierWatcher on the bus (no tray is running); the item registers when one appears")
+            }
+            first = false
+            changed(owner)
         }
     }
 
     /// Follows `NameOwnerChanged` for the watcher's name. Never consumes the message.
     func handle(_ message: Message) -> Bool {
-        guard let change = NameOwnerChange(message), change.name == StatusNotifierNames.watcher else { return false }
-        if let owner = change.newOwner {
-            // The lookup in start() may already have found this very owner.
+        follower?.handle(message)
+        return false
+    }
+
+    private func changed(_ owner: BusName?) {
+        if let owner {
+            // A registration may be on its way to this very owner already.
             if owner != watcher { follow(owner) }
         } else {
             follow(nil)
         }
-        return false
     }
 
     /// A new watcher (or none): what was pending for the last one no longer applies.

@@ -96,4 +96,34 @@ import Testing
         for what in ["owner", "no owner", "pid"] { try wait(done, for: what) }
         #expect(results.withLock { $0 } == [unique, ErrorName.nameHasNoOwner.rawValue, "pid"])
     }
+
+    @Test func aFollowerHearsTheFirstAnswerThenEveryChangeInOrder() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let connection = try Connection(.address(bus.address))
+        let loop = try EventLoop()
+        loop.attach(connection)
+        let heard = Locked<[String]>([])
+        let name: BusName = "io.github.netactivity.Followed"
+        let follower = Locked<NameOwnerFollower?>(nil)
+        connection.addFilter(for: .signal) { message in
+            follower.withLock { $0 }?.handle(message)
+            return false
+        }
+        let thread = try RunningLoop(loop)
+        defer { try? thread.stop() }
+        try thread.sync {
+            let made = try NameOwnerFollower(name, on: connection) { owner in
+                heard.withLock { $0.append(owner?.rawValue ?? "none") }
+            }
+            follower.withLock { $0 = made }
+        }
+        try waitUntil("the first answer") { heard.withLock { $0 } == ["none"] }
+        let owner = try Connection(.address(bus.address))
+        #expect(try owner.requestName(name, options: .doNotQueue) == .primaryOwner)
+        try waitUntil("the owner") { heard.withLock { $0 } == ["none", owner.uniqueName.rawValue] }
+        try owner.releaseName(name)
+        try waitUntil("the owner's going") { heard.withLock { $0 } == ["none", owner.uniqueName.rawValue, "none"] }
+        #expect(try thread.sync { follower.withLock { $0 }?.owner } == nil)
+    }
 }
