@@ -16,7 +16,7 @@ final class LauncherSource: BridgeSource {
     private var name: LauncherName?
     private var entries: LauncherEntries?
 
-    static let updates = "type='signal',interface='\(LauncherUpdate.interface)',member='\(LauncherUpdate.member)'"
+    static let updates = LauncherUpdate.signal.matchRule()
     /// `arg2=''`: only names left without an owner, not every connection that joins.
     static let departures = NameOwnerChange.departuresMatchRule
 

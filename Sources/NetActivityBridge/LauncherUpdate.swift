@@ -17,19 +17,19 @@ struct LauncherUpdate: Equatable {
     /// `progress-visible`.
     var progressVisible: Bool?
 
-    static let interface: InterfaceName = "com.canonical.Unity.LauncherEntry"
-    static let member: MemberName = "Update"
-    static let signature: Signature = "sa{sv}"
+    /// `com.canonical.Unity.LauncherEntry.Update`, declared as NetActivity declares its own
+    /// signals.
+    static let signal = SignalDescriptor<String, VariantDictionary>(
+        "Update", of: "com.canonical.Unity.LauncherEntry", "app_uri", "properties",
+        doc: "An application's launcher entry changed: the keys that changed.")
     static let uriPrefix = "application://"
     static let uriSuffix = ".desktop"
 
     /// The update `message` carries, or nil when it is no `Update` signal, names no desktop id,
     /// or says nothing of progress (a `count` alone).
     init?(_ message: Message) {
-        guard message.isSignal(Self.interface, Self.member), message.signature == Self.signature,
-            let arguments = try? message.arguments(), arguments.count == 2,
-            case .string(let uri) = arguments[0], let id = Self.desktopID(in: uri),
-            let entries = arguments[1].elements
+        guard let (uri, properties) = Self.signal.decode(message), let id = Self.desktopID(in: uri),
+            let entries = properties.value.elements
         else { return nil }
         self.init(desktopID: id, entries: entries)
     }

@@ -26,10 +26,7 @@ final class PackageKitSource: BridgeSource {
     private var transactions: [ObjectPath: Followed] = [:]
     private var saidTooMany = false
 
-    static let busName: BusName = "org.freedesktop.PackageKit"
-    static let path: ObjectPath = "/org/freedesktop/PackageKit"
-    static let interface: InterfaceName = "org.freedesktop.PackageKit"
-    static let transactionInterface: InterfaceName = "org.freedesktop.PackageKit.Transaction"
+    typealias PackageKit = PackageKitInterface
     /// PackageKit runs one transaction at a time and queues a few: more than this at once is
     /// no package manager but a flood.
     static let transactionLimit = 64
@@ -69,14 +66,12 @@ final class PackageKitSource: BridgeSource {
             return false
         }
         do {
-            let daemonSignal = "type='signal',sender='\(Self.busName)',"
+            try connection.addMatch(PackageKit.transactionListChanged.matchRule(sender: PackageKit.name, path: PackageKit.path))
             try connection.addMatch(
-                daemonSignal + "interface='\(Self.interface)',member='TransactionListChanged',path='\(Self.path)'")
-            try connection.addMatch(
-                daemonSignal + "interface='\(InterfaceName.properties)',member='PropertiesChanged',"
-                    + "arg0='\(Self.transactionInterface)'")
-            try connection.addMatch(daemonSignal + "interface='\(Self.transactionInterface)',member='Finished'")
-            try connection.addMatch(daemonSignal + "interface='\(Self.transactionInterface)',member='Destroy'")
+                PropertiesInterface.propertiesChanged.matchRule(
+                    sender: PackageKit.name, arguments: [0: PackageKit.transactionInterface.rawValue]))
+            try connection.addMatch(PackageKit.finished.matchRule(sender: PackageKit.name))
+            try connection.addMatch(PackageKit.destroy.matchRule(sender: PackageKit.name))
         } catch {
             stop()
             throw error
@@ -84,7 +79,7 @@ final class PackageKitSource: BridgeSource {
         // Absent is no error: the follower says when it comes (D-Bus activation starts it for
         // the first client that calls, never for a watcher).
         do {
-            daemonFollower = try NameOwnerFollower(Self.busName, on: connection) { [weak self] in self?.daemonIs($0) }
+            daemonFollower = try NameOwnerFollower(PackageKit.name, on: connection) { [weak self] in self?.daemonIs($0) }
         } catch {
             stop()
             throw error
@@ -118,22 +113,20 @@ final class PackageKitSource: BridgeSource {
         }
         if daemonFollower?.handle(message) == true { return }
         guard let daemon, message.sender == daemon, let path = message.path else { return }
-        if message.isSignal(Self.interface, "TransactionListChanged") {
-            guard path == Self.path, let list = try? message.arguments(expecting: "as") else { return }
-            transactionList(list[0].elements ?? [])
-        } else if message.isSignal(.properties, "PropertiesChanged") {
-            guard let arguments = try? message.arguments(expecting: "sa{sv}as"),
-                arguments[0].string == Self.transactionInterface.rawValue,
-                let changed = arguments[1].stringKeyedEntries
+        if let list = PackageKit.transactionListChanged.decode(message) {
+            guard path == PackageKit.path else { return }
+            transactionList(list.compactMap(ObjectPath.init(validating:)))
+        } else if let (interface, changed, _) = PropertiesInterface.propertiesChanged.decode(message) {
+            guard interface == PackageKit.transactionInterface.rawValue, let changed = changed.value.stringKeyedEntries,
+                follow(path)
             else { return }
-            guard follow(path) else { return }
             transactions[path]?.state.apply(changed)
             update(path)
-        } else if message.isSignal(Self.transactionInterface, "Finished") {
+        } else if PackageKit.finished.decode(message) != nil {
             guard transactions[path] != nil else { return }
             transactions[path]?.finished = true
             end(path)
-        } else if message.isSignal(Self.transactionInterface, "Destroy") {
+        } else if PackageKit.destroy.decode(message) != nil {
             end(path)
             transactions[path] = nil
         }
@@ -151,23 +144,18 @@ final class PackageKitSource: BridgeSource {
         generation += 1
         guard let owner else { return }
         let generation = generation
-        call(owner, Self.path, Self.interface, "GetTransactionList") { [weak self] result in
-            guard let self, generation == self.generation, case .success(let reply) = result,
-                let list = try? reply.arguments(expecting: "ao")
-            else { return }
-            transactionList(list[0].elements ?? [])
+        connection?.call(PackageKit.getTransactionList, destination: owner, path: PackageKit.path, timeout: Self.callTimeout) {
+            [weak self] result in
+            guard let self, generation == self.generation, case .success(let list) = result else { return }
+            transactionList(list)
         }
     }
 
     /// The transactions PackageKit runs or queues now. One listed before and missing now has
     /// finished (its `Destroy` comes seconds later). One not listed yet is left alone: a new
     /// transaction's first `PropertiesChanged` comes before the list that names it.
-    private func transactionList(_ paths: [Value]) {
-        var listed = Set<ObjectPath>()
-        for value in paths.prefix(Self.transactionLimit) {
-            guard let text = value.string, let path = ObjectPath(validating: text) else { continue }
-            listed.insert(path)
-        }
+    private func transactionList(_ paths: [ObjectPath]) {
+        let listed = Set(paths.prefix(Self.transactionLimit))
         for (path, followed) in transactions where followed.listed && !listed.contains(path) {
             transactions[path]?.finished = true
             end(path)
@@ -198,13 +186,13 @@ final class PackageKitSource: BridgeSource {
         }
         transactions[path] = Followed()
         let generation = generation
-        call(daemon, path, .properties, "GetAll", [.string(Self.transactionInterface.rawValue)]) {
-            [weak self] result in
+        connection?.call(
+            PropertiesInterface.getAll, PackageKit.transactionInterface.rawValue, destination: daemon, path: path,
+            timeout: Self.callTimeout
+        ) { [weak self] result in
             guard let self, generation == self.generation, transactions[path] != nil else { return }
             // Newer than every signal before it, older than every one after: applied as it comes.
-            if case .success(let reply) = result, let arguments = try? reply.arguments(expecting: "a{sv}"),
-                let properties = arguments[0].stringKeyedEntries
-            {
+            if case .success(let reply) = result, let properties = reply.value.stringKeyedEntries {
                 transactions[path]?.state.apply(properties)
             }
             transactions[path]?.loaded = true
@@ -272,22 +260,6 @@ final class PackageKitSource: BridgeSource {
 
     private func endAll() {
         for path in transactions.keys { end(path) }
-    }
-
-    // MARK: - Calls
-
-    private func call(
-        _ destination: BusName, _ path: ObjectPath, _ interface: InterfaceName, _ member: MemberName,
-        _ arguments: [Value] = [], reply: @escaping (ReplyResult) -> Void
-    ) {
-        guard let connection else { return }
-        do {
-            let message = try Message.methodCall(
-                destination: destination, path: path, interface: interface, member: member, arguments: arguments)
-            connection.send(message, timeout: Self.callTimeout, reply: reply)
-        } catch {
-            reply(.failure(error))
-        }
     }
 
 }

@@ -15,6 +15,7 @@ import Testing
         let quoted = BusDriver.nameLost.matchRule(arguments: [0: "it's"])
         #expect(quoted == #"type='signal',interface='org.freedesktop.DBus',member='NameLost',arg0='it'\''s'"#)
         #expect(BusDriver.nameOwnerChanged.signature == "sss")
+        #expect(PropertiesInterface.propertiesChanged.signature == "sa{sv}as")
         #expect(BusDriver.getConnectionCredentials.declaration.outputSignature == "a{sv}")
     }
 

@@ -70,6 +70,15 @@ extension String: DBusRepresentable {
     public var value: Value { .string(self) }
 }
 
+extension ObjectPath: DBusRepresentable {
+    public static let signature: Signature = "o"
+    public init?(_ value: Value) {
+        guard case .objectPath(let path) = value else { return nil }
+        self = path
+    }
+    public var value: Value { .objectPath(self) }
+}
+
 /// `aX` for an element type `X`. Decoding is all or nothing: one element of another type
 /// rejects the array.
 extension Array: DBusRepresentable where Element: DBusRepresentable {

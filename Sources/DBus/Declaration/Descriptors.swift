@@ -85,6 +85,7 @@ extension MethodReply where Self: DBusRepresentable {
 extension UInt32: MethodReply {}
 extension String: MethodReply {}
 extension VariantDictionary: MethodReply {}
+extension Array: MethodReply where Element: DBusRepresentable {}
 
 /// The empty reply of a method that returns nothing.
 public struct NoReply: MethodReply {
@@ -252,6 +253,8 @@ public struct SignalDescriptor<each Argument: DBusRepresentable>: Sendable {
     public let interface: InterfaceName
     /// The arguments, named, in order.
     public let arguments: [ArgumentDeclaration]
+    /// The signature of its arguments, e.g. `sss`, made once.
+    public let signature: Signature
     /// What it announces.
     public let doc: String
 
@@ -262,16 +265,16 @@ public struct SignalDescriptor<each Argument: DBusRepresentable>: Sendable {
         var declared: [ArgumentDeclaration] = []
         repeat declared.append(ArgumentDeclaration(name: (each arguments).name, signature: (each Argument).signature))
         self.arguments = declared
+        signature = Signature(unchecked: declared.map(\.signature.rawValue).joined())
         self.doc = doc
     }
 
-    /// The signature of its arguments, e.g. `sss`.
-    public var signature: String { arguments.map(\.signature.rawValue).joined() }
-
     /// The arguments of `message` if it is this signal with exactly the declared types; nil for
-    /// any other message. Says nothing of who sent it: the caller checks the sender it trusts.
+    /// any other message. The signature is compared before anything is decoded, so a message of
+    /// another shape costs nothing more. Says nothing of who sent it: the caller checks the
+    /// sender it trusts.
     public func decode(_ message: Message) -> (repeat each Argument)? {
-        guard message.isSignal(interface, name), let values = try? message.arguments(),
+        guard message.isSignal(interface, name), message.signature == signature, let values = try? message.arguments(),
             values.count == arguments.count
         else { return nil }
         var index = -1
