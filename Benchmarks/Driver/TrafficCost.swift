@@ -90,33 +90,26 @@ enum TrafficCost {
 
     /// `count` established connections to a listener on 127.0.0.1, both ends kept open.
     private static func connectionPairs(_ count: Int) throws(BenchError) -> [Int32] {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { throw BenchError("socket: errno \(errno)") }
-        defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+        let listener: LoopbackListener
+        do {
+            listener = try LoopbackListener(backlog: 128)
+        } catch {
+            throw BenchError(error.description)
         }
-        guard bound == 0, listen(listener, 128) == 0 else { throw BenchError("cannot listen on 127.0.0.1: errno \(errno)") }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
+        defer { close(listener.descriptor) }
         var descriptors: [Int32] = []
         descriptors.reserveCapacity(2 * count)
-        for _ in 0..<count {
-            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, length) }
+        do {
+            for _ in 0..<count {
+                let client = try listener.connect()
+                descriptors.append(client)
+                let server = accept(listener.descriptor, nil, nil)
+                guard server >= 0 else { throw LaunchError("accept: errno \(errno)") }
+                descriptors.append(server)
             }
-            let server = connected == 0 ? accept(listener, nil, nil) : -1
-            guard client >= 0, server >= 0 else {
-                for descriptor in descriptors + [client] where descriptor >= 0 { close(descriptor) }
-                throw BenchError("cannot open loopback connection \(descriptors.count / 2 + 1): errno \(errno)")
-            }
-            descriptors += [client, server]
+        } catch {
+            for descriptor in descriptors { close(descriptor) }
+            throw BenchError("cannot open loopback connection \(descriptors.count / 2 + 1): \(error)")
         }
         return descriptors
     }

@@ -72,17 +72,7 @@ final class LauncherBridge {
 
     /// Every live activity object's properties, by label.
     func activities() throws -> [String: [String: Value]] {
-        let reply = try probe.call("GetManagedObjects", interface: .objectManager)
-        var result: [String: [String: Value]] = [:]
-        for object in reply.first?.elements ?? [] {
-            guard case .dictEntry(_, let interfaces) = object,
-                let properties = interfaces.stringKeyedEntries?[NetActivityBus.activityInterface.rawValue]?
-                    .stringKeyedEntries?.compactMapValues(\.unwrapped),
-                let label = properties["Label"]?.string
-            else { continue }
-            result[label] = properties
-        }
-        return result
+        try probe.activityObjects()
     }
 
     /// Waits until the activity labelled `label` exists and `condition` holds for its properties.

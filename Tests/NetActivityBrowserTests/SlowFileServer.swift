@@ -1,5 +1,6 @@
 import BusTestSupport
 import Foundation
+import PrivateBusLauncher
 
 #if canImport(Glibc)
 import Glibc
@@ -72,25 +73,14 @@ final class SlowFileServer: @unchecked Sendable {
 
     init(_ files: [File]) throws {
         self.files = Dictionary(uniqueKeysWithValues: files.map { ("/" + $0.name, $0) })
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { throw BusTestError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+        let listening: LoopbackListener
+        do {
+            listening = try LoopbackListener(backlog: 16)
+        } catch {
+            throw BusTestError(error.description)
         }
-        guard bound == 0, listen(listener, 16) == 0 else {
-            let message = String(cString: strerror(errno))
-            Glibc.close(listener)
-            throw BusTestError("bind/listen on 127.0.0.1: \(message)")
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        self.listener = listener
-        port = UInt16(bigEndian: address.sin_port)
+        listener = listening.descriptor
+        port = listening.port
         let thread = Thread { [self] in serve() }
         thread.name = "slow files on 127.0.0.1:\(port)"
         thread.start()

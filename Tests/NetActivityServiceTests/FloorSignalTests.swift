@@ -58,8 +58,8 @@ import Testing
     }
 
     /// The signals the NetActivity name sends while a client pushes, begins an activity, ends
-    /// it and pops, in order. Both answer a call only after its signals, so every signal is in
-    /// once the last reply is.
+    /// it and pops, in order. Both answer a call only after its signals, so every signal has been
+    /// read, in order before it, once the last reply is: nothing is left to wait for.
     static func signals(at address: String) throws -> [Shape] {
         let connection = try Connection(.address(address))
         try waitUntil("the name owned at \(address)") { try connection.owner(of: NetActivityBus.name) != nil }
@@ -71,7 +71,7 @@ import Testing
         _ = try connection.call(try NetActivityInterface.endActivity.call(id, destination: NetActivityBus.name, path: NetActivityBus.path))
         _ = try connection.call(try NetActivityInterface.pop.call(destination: NetActivityBus.name, path: NetActivityBus.path))
         var shapes: [Shape] = []
-        while let message = connection.readMessage(timeout: .milliseconds(300)) {
+        while let message = connection.readMessage(timeout: .zero) {
             guard message.kind == .signal, let member = message.member?.rawValue else { continue }
             shapes.append(Shape(member: member, signature: message.signature.rawValue, names: try names(in: message)))
         }

@@ -99,6 +99,22 @@ public final class ServiceProbe: @unchecked Sendable {
         try decodeActivities(property("Activities"))
     }
 
+    /// Every live activity object's properties (variants unwrapped), by label, from
+    /// `GetManagedObjects`: what a version 3 service publishes beyond `Activities`.
+    public func activityObjects() throws -> [String: [String: Value]] {
+        let reply = try call("GetManagedObjects", interface: .objectManager)
+        var result: [String: [String: Value]] = [:]
+        for object in reply.first?.elements ?? [] {
+            guard case .dictEntry(_, let interfaces) = object,
+                let properties = interfaces.stringKeyedEntries?[NetActivityBus.activityInterface.rawValue]?
+                    .stringKeyedEntries?.compactMapValues(\.unwrapped),
+                let label = properties["Label"]?.string
+            else { continue }
+            result[label] = properties
+        }
+        return result
+    }
+
     /// The service's activity labelled `label`, if there is exactly one.
     public func activity(_ label: String) throws -> ActivityInfo? {
         let matching = try activities().filter { $0.label == label }

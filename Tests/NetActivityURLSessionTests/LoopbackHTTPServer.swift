@@ -1,5 +1,6 @@
 import BusTestSupport
 import Foundation
+import PrivateBusLauncher
 
 #if canImport(Glibc)
 import Glibc
@@ -22,26 +23,14 @@ final class LoopbackHTTPServer: @unchecked Sendable {
         connections: Int = 1, lifetime: Duration = .seconds(20),
         respond: @escaping @Sendable (HTTPExchange) -> Void
     ) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { throw BusTestError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+        let listening: LoopbackListener
+        do {
+            listening = try LoopbackListener(backlog: 8)
+        } catch {
+            throw BusTestError(error.description)
         }
-        guard bound == 0, listen(listener, 8) == 0 else {
-            let message = String(cString: strerror(errno))
-            close(listener)
-            throw BusTestError("bind/listen on 127.0.0.1: \(message)")
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        self.listener = listener
-        port = UInt16(bigEndian: address.sin_port)
+        listener = listening.descriptor
+        port = listening.port
 
         let deadline = ContinuousClock.now + lifetime
         let thread = Thread { [self] in

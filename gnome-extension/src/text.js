@@ -3,6 +3,8 @@
 /** How many desktop entries `desktopEntry` remembers before it starts over. */
 const DESKTOP_ENTRY_CACHE_LIMIT = 256;
 const desktopEntries = new Map();
+/** What can name a desktop entry: letters, digits, `.`, `-`, `_`; no path, no hidden file. */
+const DESKTOP_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/;
 
 /**
  * The installed desktop entry of `id` (`org.gnome.Software`, without `.desktop`) as
@@ -10,7 +12,7 @@ const desktopEntries = new Map();
  * ids are looked up, and what is learned is kept: the open menu redraws up to 4 times a second.
  */
 function desktopEntry(id) {
-    if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/.test(id))
+    if (!DESKTOP_ID.test(id))
         return null;
     if (desktopEntries.has(id))
         return desktopEntries.get(id);
@@ -57,7 +59,7 @@ function activityIcon(activity) {
         if (icon)
             return icon;
     }
-    if (/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/.test(activity.icon ?? ''))
+    if (DESKTOP_ID.test(activity.icon ?? ''))
         return new Gio.ThemedIcon({name: activity.icon});
     return kindIcon(activity);
 }
