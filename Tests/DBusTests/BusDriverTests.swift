@@ -78,7 +78,8 @@ import Testing
         let results = Locked<[String]>([])
         let done = DispatchSemaphore(value: 0)
         let unique = connection.uniqueName.rawValue
-        loop.schedule(after: .zero) {
+        // On the loop's thread, where the replies are dispatched: a timer may be scheduled only there.
+        try thread.sync {
             connection.callBus(BusDriver.getNameOwner, unique) { result in
                 results.withLock { $0.append((try? result.get()) ?? "failed") }
                 done.signal()
