@@ -36,7 +36,8 @@ enum TrafficCost {
     /// their peers'.
     static let socketCounts = [1_000, 10_000]
     static let rounds = 5
-    static let followSeconds = 5
+    // Two full dumps: the source dumps every fifth sample and looks sockets up in between.
+    static let followSeconds = 10
     static let rate = 100_000_000
 
     static func measure(service: String, cli: String, idleSeconds: Int) throws(BenchError) -> TrafficFigures {

@@ -15,6 +15,7 @@ import Glibc
         let client: Int32
         let server: Int32
         let clientPort: UInt16
+        let serverPort: UInt16
 
         init(bytes: Int) throws {
             let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -39,6 +40,7 @@ import Glibc
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(client, $0, &localLength) }
             }
             clientPort = UInt16(bigEndian: local.sin_port)
+            serverPort = UInt16(bigEndian: address.sin_port)
             guard connected, server >= 0 else { throw TrafficProblem("cannot connect on loopback: errno \(errno)") }
             let chunk = [UInt8](repeating: 7, count: 16_384)
             var sent = 0
@@ -68,6 +70,41 @@ import Glibc
         #expect(record.isLoopback, "127.0.0.1 both ends")
         #expect((record.bytesAcked ?? 0) >= 100_000, "\(record)")
         #expect(record.cgroupID != nil, "Linux 5.8 and later report the cgroup")
+    }
+
+    @Test func aLookupFindsTheSocketByItsAddressAndCookieWithFreshCounters() throws {
+        let connection = try Connection(bytes: 1_000)
+        let system = KernelTrafficSystem(uid: getuid())
+        let record = try #require(try system.sockets().tcp.first { $0.localPort == connection.clientPort })
+        let more = [UInt8](repeating: 1, count: 50_000)
+        var sink = [UInt8](repeating: 0, count: 65_536)
+        var sent = 0
+        while sent < more.count {
+            let count = more.withUnsafeBytes { send(connection.client, $0.baseAddress, $0.count - sent, 0) }
+            guard count > 0 else { break }
+            sent += count
+            while sink.withUnsafeMutableBytes({ recv(connection.server, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
+        }
+        let found = try system.lookUp([record])
+        #expect(found.map(\.cookie) == [record.cookie])
+        #expect((found.first?.bytesAcked ?? 0) >= (record.bytesAcked ?? 0) + 50_000, "\(found)")
+        #expect(found.first?.cgroupID == record.cgroupID)
+    }
+
+    @Test func aLookupLeavesOutSocketsGoneOrReused() throws {
+        let connections = try (0..<40).map { _ in try Connection(bytes: 10) }
+        let system = KernelTrafficSystem(uid: getuid())
+        let ends = Set(connections.map { [$0.clientPort, $0.serverPort] })
+        let records = try system.sockets().tcp.filter { ends.contains([$0.localPort, $0.remotePort]) }
+        try #require(records.count == connections.count)
+        var reused = records[1]
+        reused.cookie &+= 1  // the same ends, another socket
+        var missing = records[2]
+        missing.remotePort = 1  // nothing listens there
+        let found = try system.lookUp([records[0], reused, missing] + records[3...])
+        let expected = Set(([records[0]] + records[3...]).map(\.cookie))
+        #expect(Set(found.map(\.cookie)) == expected)
+        #expect(found.count == records.count - 2, "more than one request's worth, answered whole")
     }
 
     @Test func theSocketsOwnerIsThisProcessAndItsParents() throws {

@@ -160,6 +160,24 @@ import Testing
         #expect(Array(request[20..<24]) == Self.le32(2))
     }
 
+    @Test func aLookupRequestRepeatsTheSocketsIdAsTheKernelGaveIt() {
+        var socket = SocketRecord(cookie: 0x1122_3344_5566_7788, family: 10, localPort: 0x1234, remotePort: 443)
+        socket.interface = 3
+        let request = socketLookupRequest(socket, protocolNumber: 6, sequence: 9)
+        #expect(request.count == 72)
+        #expect(Array(request[6..<8]) == Self.le16(0x1), "NLM_F_REQUEST alone: no dump")
+        #expect(Array(request[16..<20]) == [10, 6, 2, 0])
+        #expect(Array(request[24..<28]) == [0x12, 0x34, 0x01, 0xBB], "ports in network order")
+        #expect(Array(request[28..<44]) == socket.localAddress && Array(request[44..<60]) == socket.remoteAddress)
+        #expect(Array(request[60..<64]) == Self.le32(3))
+        #expect(Array(request[64..<72]) == Self.le32(0x5566_7788) + Self.le32(0x1122_3344))
+        // What a dump says of a socket, parsed, asks for that very socket.
+        var message = Self.le32(88) + Self.le16(20) + Self.le16(0) + Self.le32(9) + Self.le32(0)
+        message += [10, 1, 0, 0] + Array(request[24..<72]) + Self.le32(0) + Self.le32(0) + Self.le32(0) + Self.le32(1000) + Self.le32(5)
+        let parsed = SocketRecord.parse(datagram: message[...]).records
+        #expect(parsed.first.map { socketLookupRequest($0, protocolNumber: 6, sequence: 9) } == request)
+    }
+
     // MARK: - /proc/net
 
     static let dev = """

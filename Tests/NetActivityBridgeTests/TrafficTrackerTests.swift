@@ -1,3 +1,4 @@
+import Locking
 @testable import NetActivityBridge
 import Testing
 
@@ -49,13 +50,31 @@ import Testing
             interface.sent += sent
         }
 
-        /// One sample `step` later; with sockets while the tracker follows them.
+        /// How each sample with sockets read them, as the source would: a full dump, lookups,
+        /// or lookups and then the full dump their unexplained bytes asked for.
+        var readings: [Reading] = []
+        enum Reading: Equatable { case dump, lookups(Int), lookupsThenDump(Int) }
+
+        /// One sample `step` later; with sockets while the tracker follows them, read the way
+        /// the tracker asks.
         mutating func tick(_ step: Duration = .seconds(1), destroyed: [SocketRecord] = []) -> [TrafficEvent] {
             now += step
             var sample = TrafficSample(interfaces: ["eth0": interface])
             if tracker.followsSockets {
-                sample.sockets = .init(
-                    tcp: sockets.values.sorted { $0.cookie < $1.cookie }, destroyed: destroyed, udp: udp, reported: reported)
+                let all = sockets.values.sorted { $0.cookie < $1.cookie }
+                if let known = tracker.socketsToLookUp {
+                    let cookies = Set(known.map(\.cookie))
+                    let dumped = Locked(0)
+                    sample.sockets = .init(
+                        tcp: all.filter { cookies.contains($0.cookie) }, lookedUp: cookies,
+                        readAllTCP: { dumped.withLock { $0 += 1 }; return all },
+                        destroyed: destroyed, udp: udp, reported: reported)
+                    let events = tracker.take(sample, at: now)
+                    readings.append(dumped.withLock { $0 } > 0 ? .lookupsThenDump(known.count) : .lookups(known.count))
+                    return events
+                }
+                readings.append(.dump)
+                sample.sockets = .init(tcp: all, destroyed: destroyed, udp: udp, reported: reported)
             }
             return tracker.take(sample, at: now)
         }
@@ -291,6 +310,83 @@ import Testing
         harness.open(1)  // no owner found: the process exited between dump and /proc
         harness.follow()
         #expect(harness.run(5, 1, received: 1_000_000).isEmpty)
+    }
+
+    // MARK: - Lookups between dumps
+
+    @Test func aTransferIsFollowedByLookupsWithAFullDumpEveryFifthSample() throws {
+        var harness = Harness()
+        harness.open(1, owner: Self.fetcher)
+        harness.open(2, uid: 65534)  // idle, another user's: never looked up
+        harness.follow()
+        harness.readings = []
+        let events = harness.run(10, 1, received: 1_000_000)
+        #expect(harness.readings.first == .lookups(2), "the baseline's sockets once more: measured before they may vanish")
+        #expect(Array(harness.readings.dropFirst()) == [.lookups(1), .lookups(1), .lookups(1), .dump, .lookups(1), .lookups(1), .lookups(1), .lookups(1), .dump])
+        let began = try #require(Self.began(events).first)
+        let progressed = events.compactMap { if case .progressed(_, let completed) = $0 { completed } else { nil } }
+        #expect(began.completed + 1_000_000 * UInt64(progressed.count) == 10_000_000, "every byte once: \(events)")
+    }
+
+    @Test func aSocketOpenedBetweenDumpsIsDumpedForAtOnce() throws {
+        var harness = Harness()
+        harness.open(1, owner: Self.fetcher)
+        harness.follow()
+        _ = harness.run(3, 1, received: 1_000_000)
+        harness.readings = []
+        harness.open(2, owner: Self.uploader)
+        harness.move(1, received: 1_000_000)
+        harness.move(2, sent: 600_000)
+        let events = harness.tick()
+        #expect(harness.readings == [.lookupsThenDump(1)])
+        #expect(Self.began(events).first?.key == "rsync" && Self.began(events).first?.completed == 600_000, "\(events)")
+        #expect(Self.began(events).count == 1, "no Other traffic")
+    }
+
+    @Test func aTransferWithinABusierOnesHeaderAllowanceIsFoundByTheNextDump() throws {
+        var harness = Harness()
+        harness.open(1, owner: Self.fetcher)
+        harness.follow()
+        _ = harness.run(3, 1, received: 100_000_000)
+        harness.open(2, owner: Self.uploader)
+        var events: [TrafficEvent] = []
+        for _ in 0..<5 {
+            harness.move(1, received: 100_000_000)
+            harness.move(2, sent: 1_000_000)  // 1 %: hidden in the 5 % allowance
+            events += harness.tick()
+        }
+        let uploader = try #require(Self.began(events).first { $0.key == "rsync" })
+        #expect(uploader.completed >= 2_000_000, "what it moved before the dump counts too: \(events)")
+        #expect(!Self.began(events).contains { $0.label == "Other traffic" })
+    }
+
+    @Test func bytesADumpFoundNoTcpsAskForNoMoreDumpsUntilTheNextRegularOne() throws {
+        var harness = Harness()
+        harness.open(1, owner: Self.fetcher)
+        harness.follow()
+        harness.udp = [SocketRecord(cookie: 30, remotePort: 443, uid: 1000, inode: 30)]
+        harness.owners.byCookie[30] = Self.uploader
+        harness.readings = []
+        var events: [TrafficEvent] = []
+        for _ in 0..<6 {
+            harness.move(1, received: 1_000_000)
+            harness.interface.received += 800_000  // QUIC
+            events += harness.tick()
+        }
+        #expect(harness.readings == [.lookupsThenDump(1), .lookups(1), .lookups(1), .lookups(1), .lookups(1), .dump])
+        #expect(Set(Self.began(events).map(\.key)) == ["org.example.Fetcher", "rsync"])
+    }
+
+    @Test func tooManyMovingSocketsAreDumped() {
+        var harness = Harness()
+        harness.follow()
+        for cookie in 1...300 as ClosedRange<UInt64> { harness.open(cookie) }
+        harness.readings = []
+        for _ in 0..<3 {
+            for cookie in 1...300 as ClosedRange<UInt64> { harness.move(cookie, received: 1_000) }
+            _ = harness.tick()
+        }
+        #expect(harness.readings == [.lookupsThenDump(0), .dump, .dump])
     }
 
     // MARK: - Unexplained bytes: UDP

@@ -11,6 +11,8 @@ struct SocketRecord: Equatable, Sendable {
     /// The 16 address bytes of each end as the kernel gives them (an IPv4 address in the first 4).
     var localAddress: [UInt8]
     var remoteAddress: [UInt8]
+    /// `idiag_if`: the interface a link-local socket is bound to, which a lookup must repeat.
+    var interface: UInt32 = 0
     var uid: UInt32
     var inode: UInt32
     /// `tcpi_bytes_received`, or nil without `INET_DIAG_INFO` (UDP, or a short attribute).
@@ -43,6 +45,7 @@ struct SocketRecord: Equatable, Sendable {
             family == Self.familyIPv4 || family == Self.familyIPv6,
             let localPort = payload.loadBigEndianUInt16(at: base + 4),
             let remotePort = payload.loadBigEndianUInt16(at: base + 6),
+            let interface = payload.loadUInt32(at: base + 40),
             let cookieLow = payload.loadUInt32(at: base + 44), let cookieHigh = payload.loadUInt32(at: base + 48),
             let uid = payload.loadUInt32(at: base + 64), let inode = payload.loadUInt32(at: base + 68)
         else { return nil }
@@ -52,6 +55,7 @@ struct SocketRecord: Equatable, Sendable {
         self.remotePort = remotePort
         localAddress = Array(payload[(base + 8)..<(base + 24)])
         remoteAddress = Array(payload[(base + 24)..<(base + 40)])
+        self.interface = interface
         cookie = UInt64(cookieLow) | UInt64(cookieHigh) << 32
         self.uid = uid
         self.inode = inode
@@ -122,17 +126,39 @@ struct SocketRecord: Equatable, Sendable {
 /// The request for a dump of every `protocolNumber` socket of `family` in `states` (a bit per
 /// TCP state), asking for `tcp_info`: an `nlmsghdr` and an `inet_diag_req_v2`.
 func socketDumpRequest(family: UInt8, protocolNumber: UInt8, states: UInt32, sequence: UInt32) -> [UInt8] {
+    socketDiagRequest(family: family, protocolNumber: protocolNumber, states: states, sequence: sequence, socket: nil)
+}
+
+/// The request for `socket` alone, found by its addresses, ports and interface, and answered
+/// only while its cookie is the same (a new socket on the same ports is another one): the kernel
+/// answers with one `SOCK_DIAG_BY_FAMILY` message, or with an error when it is gone.
+func socketLookupRequest(_ socket: SocketRecord, protocolNumber: UInt8, sequence: UInt32) -> [UInt8] {
+    socketDiagRequest(family: socket.family, protocolNumber: protocolNumber, states: ~0, sequence: sequence, socket: socket)
+}
+
+/// `nlmsghdr` and `inet_diag_req_v2`: a dump without `socket`, an exact lookup with it.
+private func socketDiagRequest(family: UInt8, protocolNumber: UInt8, states: UInt32, sequence: UInt32, socket: SocketRecord?) -> [UInt8] {
     var bytes: [UInt8] = []
     func append32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
     func append16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    func address(_ value: [UInt8]) { bytes += value.count == 16 ? value : [UInt8](repeating: 0, count: 16) }
     let requestSize = 56  // family, protocol, ext, pad, states, inet_diag_sockid (48)
     append32(UInt32(Netlink.headerSize + requestSize))
     append16(Netlink.sockDiagByFamily)
-    append16(0x0001 | 0x0300)  // NLM_F_REQUEST | NLM_F_DUMP
+    append16(socket == nil ? 0x0001 | 0x0300 : 0x0001)  // NLM_F_REQUEST, and NLM_F_DUMP for a dump
     append32(sequence)
     append32(0)  // port id: the kernel's
     bytes += [family, protocolNumber, UInt8(1 << (SocketRecord.attributeInfo - 1)), 0]
     append32(states)
-    bytes += [UInt8](repeating: 0, count: 48)
+    guard let socket else {
+        bytes += [UInt8](repeating: 0, count: 48)
+        return bytes
+    }
+    for port in [socket.localPort, socket.remotePort] { bytes += [UInt8(port >> 8), UInt8(port & 0xFF)] }
+    address(socket.localAddress)
+    address(socket.remoteAddress)
+    append32(socket.interface)
+    append32(UInt32(truncatingIfNeeded: socket.cookie))
+    append32(UInt32(truncatingIfNeeded: socket.cookie >> 32))
     return bytes
 }

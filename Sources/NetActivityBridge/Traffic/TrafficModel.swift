@@ -97,8 +97,15 @@ struct TrafficSample: Sendable {
     var sockets: Sockets?
 
     struct Sockets: Sendable {
-        /// Every TCP socket of the namespace, every user's.
+        /// Every TCP socket of the namespace, every user's; or, with `lookedUp`, those of them
+        /// still there.
         var tcp: [SocketRecord]
+        /// The cookies of the sockets looked up one by one, when `tcp` is no full dump: only
+        /// these are known to have gone when missing.
+        var lookedUp: Set<UInt64>? = nil
+        /// A full dump, read when the lookups leave the interfaces' bytes unexplained (a socket
+        /// opened since the last dump moves them); nil when it fails.
+        var readAllTCP: (@Sendable () -> [SocketRecord]?)? = nil
         /// Destroy broadcasts since the last reading.
         var destroyed: [SocketRecord] = []
         /// Connected UDP sockets to remote port 443 (QUIC), every user's.
@@ -129,6 +136,11 @@ protocol TrafficSystem: AnyObject {
     /// Every TCP socket (with `tcp_info`), and every connected UDP socket or, where the system
     /// reads those only on demand, none.
     func sockets() throws(TrafficProblem) -> (tcp: [SocketRecord], udp: [SocketRecord])
+    /// The sockets among `known` still there, with fresh counters, each found by its address
+    /// and cookie: what following a transfer costs, where a dump walks every socket.
+    func lookUp(_ known: [SocketRecord]) throws(TrafficProblem) -> [SocketRecord]
+    /// A full TCP dump on demand; nil where a sample needs none.
+    var tcpReader: (@Sendable () -> [SocketRecord]?)? { get }
     /// Every connected UDP socket, read on demand; nil where `sockets()` reads them with the rest.
     var udpReader: (@Sendable () -> [SocketRecord])? { get }
     /// The TCP sockets destroyed since the last call, while following.
@@ -142,4 +154,10 @@ protocol TrafficSystem: AnyObject {
 
 extension TrafficSystem {
     var udpReader: (@Sendable () -> [SocketRecord])? { nil }
+    var tcpReader: (@Sendable () -> [SocketRecord]?)? { nil }
+
+    func lookUp(_ known: [SocketRecord]) throws(TrafficProblem) -> [SocketRecord] {
+        let cookies = Set(known.map(\.cookie))
+        return try sockets().tcp.filter { cookies.contains($0.cookie) }
+    }
 }

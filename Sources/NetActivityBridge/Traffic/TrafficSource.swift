@@ -11,9 +11,10 @@ import Glibc
 /// docs/bridges.md, "traffic".
 ///
 /// Costs nothing while nothing moves: a timer reads the default-route interfaces' counters
-/// every 2 s. Once they carry a tenth of the threshold, it dumps every TCP socket with
-/// sock_diag once a second (and the QUIC sockets), listens to the TCP destroy broadcasts, and
-/// after 10 s of quiet goes back to counters alone. The decisions are `TrafficTracker`'s; this
+/// every 2 s. Once they carry a tenth of the threshold, it reads the TCP sockets with sock_diag
+/// once a second (a full dump every few seconds, the sockets that move looked up one by one in
+/// between, and the QUIC sockets when bytes are left unexplained), listens to the TCP destroy
+/// broadcasts, and after 10 s of quiet goes back to counters alone. The decisions are `TrafficTracker`'s; this
 /// class reads the kernel and reports.
 final class TrafficSource: BridgeSource {
     private let context: BridgeContext
@@ -85,10 +86,17 @@ final class TrafficSource: BridgeSource {
         var sample = TrafficSample(interfaces: system.interfaces())
         guard withSockets else { return sample }
         do {
-            let sockets = try system.sockets()
-            sample.sockets = TrafficSample.Sockets(
-                tcp: sockets.tcp, destroyed: system.destroyed(), udp: sockets.udp, readUDP: system.udpReader,
-                reported: reportedByOthers())
+            var sockets: TrafficSample.Sockets
+            if let known = tracker.socketsToLookUp {
+                sockets = .init(tcp: try system.lookUp(known), lookedUp: Set(known.map(\.cookie)), readAllTCP: system.tcpReader)
+            } else {
+                let dump = try system.sockets()
+                sockets = .init(tcp: dump.tcp, udp: dump.udp)
+            }
+            sockets.destroyed = system.destroyed()
+            sockets.readUDP = system.udpReader
+            sockets.reported = reportedByOthers()
+            sample.sockets = sockets
         } catch {
             if !saidBroken { context.problems("cannot read sockets: \(error.description)") }
             saidBroken = true

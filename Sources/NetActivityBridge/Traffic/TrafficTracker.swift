@@ -36,8 +36,14 @@ final class TrafficTracker {
 
     init(settings: TrafficSettings, lookup: SocketOwnerLookup) {
         self.settings = settings
-        ledger = SocketLedger(uid: settings.uid, headerAllowance: settings.headerAllowance, lookup: lookup)
+        // Unexplained at the quiet rate or faster (a tenth of the threshold per window) is worth a dump.
+        let trigger = TrafficTracker.perWindow(settings.quietBytes, over: settings.window, window: settings.socketInterval)
+        ledger = SocketLedger(
+            uid: settings.uid, headerAllowance: settings.headerAllowance, unexplainedTrigger: trigger, lookup: lookup)
     }
+
+    /// The sockets the next sample need only look up, or nil when it needs a full dump.
+    var socketsToLookUp: [SocketRecord]? { ledger.socketsToLookUp }
 
     /// Whether the next sample should carry the sockets: the interfaces moved a tenth of the
     /// threshold within the last `quietAfter`.

@@ -42,6 +42,24 @@ final class KernelTrafficSystem: TrafficSystem {
     }
 
     func sockets() throws(TrafficProblem) -> (tcp: [SocketRecord], udp: [SocketRecord]) {
+        // UDP on demand (`udpReader`): most samples' bytes are all TCP's.
+        (try asking { socket throws(TrafficProblem) in try socket.dump(protocolNumber: 6, states: Self.tcpStates) }, [])
+    }
+
+    func lookUp(_ known: [SocketRecord]) throws(TrafficProblem) -> [SocketRecord] {
+        guard !known.isEmpty else { return [] }
+        return try asking { socket throws(TrafficProblem) in try socket.lookUp(known, protocolNumber: 6) }
+    }
+
+    /// A full TCP dump on the dump socket, when the ledger asks (within the same sample, on
+    /// the loop's thread).
+    var tcpReader: (@Sendable () -> [SocketRecord]?)? {
+        nonisolated(unsafe) let socket = dumpSocket
+        return { try? socket?.dump(protocolNumber: 6, states: Self.tcpStates) }
+    }
+
+    /// `question` asked on the dump socket, opened if need be.
+    private func asking(_ question: (SockDiagSocket) throws(TrafficProblem) -> [SocketRecord]) throws(TrafficProblem) -> [SocketRecord] {
         let socket: SockDiagSocket
         if let dumpSocket {
             socket = dumpSocket
@@ -50,10 +68,9 @@ final class KernelTrafficSystem: TrafficSystem {
             dumpSocket = socket
         }
         do {
-            // UDP on demand (`udpReader`): most samples' bytes are all TCP's.
-            return (try socket.dump(protocolNumber: 6, states: Self.tcpStates), [])
+            return try question(socket)
         } catch {
-            // A fresh socket next time: nothing of the failed dump is left to read.
+            // A fresh socket next time: nothing of the failed request is left to read.
             dumpSocket = nil
             throw error
         }

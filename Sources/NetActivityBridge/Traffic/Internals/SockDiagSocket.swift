@@ -70,6 +70,51 @@ final class SockDiagSocket {
         return records
     }
 
+    /// Requests sent in one datagram at most: the kernel answers them all before this reads
+    /// any, and the answers must fit the receive buffer or be dropped.
+    static let lookupsPerRequest = 32
+
+    /// The TCP sockets among `sockets` that are still there, with fresh counters: a lookup by
+    /// address and cookie each, a hash probe for the kernel where a dump walks every socket of the
+    /// machine. One gone (or reused by another socket) is left out.
+    ///
+    /// - Throws: when the kernel refuses the request or stops answering.
+    func lookUp(_ sockets: [SocketRecord], protocolNumber: UInt8) throws(TrafficProblem) -> [SocketRecord] {
+        var found: [SocketRecord] = []
+        var start = 0
+        while start < sockets.count {
+            let batch = sockets[start..<min(start + Self.lookupsPerRequest, sockets.count)]
+            start = batch.endIndex
+            let first = sequence &+ 1
+            var request: [UInt8] = []
+            for socket in batch {
+                sequence &+= 1
+                request += socketLookupRequest(socket, protocolNumber: protocolNumber, sequence: sequence)
+            }
+            let sent = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+            guard sent == request.count else { throw TrafficProblem("sock_diag request failed: \(String(cString: strerror(errno)))") }
+            // Each request has exactly one answer: the socket, or an error.
+            var answered = 0
+            var datagrams = 0
+            while answered < batch.count && datagrams < 10_000 {
+                datagrams += 1
+                let count = receive(flags: 0)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw TrafficProblem("sock_diag lookup failed: \(String(cString: strerror(errno)))")
+                }
+                if count == 0 { break }
+                for message in Netlink.messages(in: buffer[0..<count]) where message.sequence &- first < UInt32(batch.count) {
+                    answered += 1
+                    if message.type == Netlink.sockDiagByFamily, let record = SocketRecord(payload: message.payload) {
+                        found.append(record)
+                    }
+                }
+            }
+        }
+        return found
+    }
+
     /// The destroy broadcasts queued since the last call (a subscribed socket only). An
     /// overflowing queue (`ENOBUFS`) loses some: those bytes then stay unexplained.
     func drain() -> [SocketRecord] {
