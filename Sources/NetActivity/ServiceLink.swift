@@ -24,8 +24,9 @@ protocol ServiceLinkDelegate: AnyObject {
 }
 
 /// The client's bus connection and what it knows of the service there: which instance
-/// (unique name) holds the service's name, its comings and goings, reconnecting with backoff
-/// after the connection is lost, and each outage said to `problems` once.
+/// (unique name) holds the service's name and its comings and goings, as a `NameOwnerFollower`
+/// hears them; reconnecting with backoff after the connection is lost; each outage said to
+/// `problems` once.
 ///
 /// Confined to the client's loop thread. The one owner of the connection: calls to the service
 /// go out through `call`, and what comes back unasked goes to the `delegate`.
@@ -43,7 +44,12 @@ final class ServiceLink {
     private let flush: Flush
 
     private var connection: Connection?
-    /// The service instance (unique name) that holds this app's state.
+    /// Who owns the service's name on `connection`.
+    private var nameFollower: NameOwnerFollower?
+    /// The service instance (unique name) that holds this app's state. On a new connection it
+    /// is nil until the bus answers who owns the name, which it does before any reply to a
+    /// call made on the connection arrives: a reply never finds it unknown when the service
+    /// was already there.
     private(set) var serviceOwner: String? {
         didSet { if serviceOwner != oldValue { delegate?.serviceOwnerChanged() } }
     }
@@ -92,6 +98,7 @@ final class ServiceLink {
         if let retryTimer { loop.cancel(retryTimer) }
         if let connection { loop.detach(connection) }
         connection = nil
+        nameFollower = nil
     }
 
     // MARK: - Calls
@@ -179,15 +186,25 @@ final class ServiceLink {
             connection.addFilter(for: .signal) { [unowned self] message in handle(message) }
             loop.attach(connection)
             attached = connection
-            try connection.addMatch(NameOwnerChange.matchRule(for: NetActivityBus.name))
+            var answered = false
+            nameFollower = try NameOwnerFollower(NetActivityBus.name, on: connection) { [unowned self] owner in
+                if !answered {
+                    answered = true
+                    ownerFound(owner)
+                } else if let owner {
+                    serviceAppeared(owner.rawValue)
+                } else {
+                    serviceLeft()
+                }
+            }
             self.connection = connection
             retryDelay = Self.firstRetryDelay
-            serviceOwner = try connection.owner(of: NetActivityBus.name)?.rawValue
             return connection
         } catch {
             if let attached {
                 loop.detach(attached)
                 self.connection = nil
+                nameFollower = nil
             }
             reportOutage("cannot connect to \(bus): \(error.message); retrying")
             waitingForService = true
@@ -211,8 +228,18 @@ final class ServiceLink {
     /// A new connection after none: an activatable service is started by the first call.
     private func reconnected() {
         waitingForService = false
-        if serviceOwner != nil { reportedUnavailable = false }
         delegate?.reconnected()
+    }
+
+    /// Who owned the service's name when a new connection asked: the instance in use, and the
+    /// end of an outage. With no owner there is nothing to learn: an activatable service is
+    /// started by the first call, and its taking the name is a change, `serviceAppeared`. A
+    /// change that overtook the answer comes here in its place, and tells the same: every call
+    /// made on the connection reaches the owner it names.
+    private func ownerFound(_ owner: BusName?) {
+        guard let owner else { return }
+        serviceOwner = owner.rawValue
+        reportedUnavailable = false
     }
 
     private func handle(_ message: Message) -> Bool {
@@ -220,11 +247,7 @@ final class ServiceLink {
             connectionLost()
             return true
         }
-        if let change = NameOwnerChange(message) {
-            guard change.name == NetActivityBus.name else { return false }
-            if let newOwner = change.newOwner { serviceAppeared(newOwner.rawValue) } else { serviceLeft() }
-            return false
-        }
+        if nameFollower?.handle(message) == true { return false }
         guard let sender = message.sender?.rawValue, sender == serviceOwner, let path = message.path?.rawValue
         else { return false }
         delegate?.received(message, path: path)
@@ -246,6 +269,7 @@ final class ServiceLink {
     private func connectionLost() {
         guard let lost = connection else { return }
         connection = nil
+        nameFollower = nil
         followingChanges = false
         serviceLeft()
         waitingForService = true

@@ -1,18 +1,21 @@
 import NetActivity
 import DBus
 
-/// The exported `org.kde.StatusNotifierItem` object: one interface table whose getters read
-/// the current appearance, and the change signals for `show(_:)`.
+/// The exported `org.kde.StatusNotifierItem` object: the interface table bound to its
+/// declaration (`StatusNotifierInterface`), whose getters read the current appearance, and the
+/// change signals for `show(_:)`.
 ///
 /// Lives on the tray's event-loop thread, like the `ObjectServer` it is exported on.
 final class StatusNotifierItem {
+    private typealias Item = StatusNotifierInterface
+
     private let server: ObjectServer
     private let options: TrayOptions
     /// What the item shows now; the property getters read it.
     private(set) var appearance: TrayAppearance
     /// `IconPixmap`: the ring drawn for `appearance.ring` at every size, or no pixmaps. Drawn
-    /// once per change of the percent, not per read.
-    private var iconPixmap: Value
+    /// and encoded once per change of the percent, not per read.
+    private var iconPixmap: IconPixmaps
 
     /// Exports the item at `/StatusNotifierItem` on `server`, showing `initial`.
     init(server: ObjectServer, options: TrayOptions, initial: TrayAppearance) {
@@ -30,84 +33,51 @@ final class StatusNotifierItem {
         let changes = appearance.changes(to: next)
         if next.ring != appearance.ring { iconPixmap = Self.pixmaps(ring: next.ring) }
         appearance = next
+        let path = StatusNotifierNames.itemPath
         for change in changes {
             switch change {
-            case .status(let status): try emit("NewStatus", [.string(status.rawValue)])
-            case .icon: try emit("NewIcon")
-            case .toolTip: try emit("NewToolTip")
+            case .status(let status): try server.emit(Item.newStatus, status.rawValue, at: path)
+            case .icon: try server.emit(Item.newIcon, at: path)
+            case .toolTip: try server.emit(Item.newToolTip, at: path)
             }
         }
     }
 
-    private func emit(_ member: MemberName, _ arguments: [Value] = []) throws(BusError) {
-        try server.emit(member, interface: StatusNotifierNames.itemInterface, at: StatusNotifierNames.itemPath, arguments: arguments)
-    }
-
-    /// The `a(iiay)` value of the ring at `ring` percent, empty without one.
-    static func pixmaps(ring: Int?) -> Value {
-        let pictures = ring.map(ProgressRing.pixmaps) ?? []
-        return .array(
-            element: "(iiay)",
-            pictures.map { picture in
-                .structure([
-                    .int32(Int32(picture.width)), .int32(Int32(picture.height)),
-                    .array(element: "y", picture.bytes.map(Value.byte)),
-                ])
-            })
+    /// The pictures of the ring at `ring` percent, none without one.
+    private static func pixmaps(ring: Int?) -> IconPixmaps {
+        IconPixmaps(ring.map(ProgressRing.pixmaps) ?? [])
     }
 
     // MARK: - The interface table
 
     private var interface: Interface {
-        // Changing properties are announced by the specification's own New* signals, not by
-        // PropertiesChanged; hosts re-read them when the signal arrives.
-        func fixed(_ name: MemberName, _ type: Signature, _ value: Value) -> Property {
-            Property(name, type, changeSignal: .constant) { value }
-        }
-        func live(_ name: MemberName, _ type: Signature, _ value: @escaping (TrayAppearance) -> Value) -> Property {
-            Property(name, type, changeSignal: .none) { [unowned self] in value(self.appearance) }
-        }
-        let noPixmaps = Value.array(element: "(iiay)", [])
-        let position = [Argument("x", "i"), Argument("y", "i")]
-        return Interface(
-            StatusNotifierNames.itemInterface,
+        // The item has nothing to open: a click answers and changes nothing.
+        Item.item.bind(
             methods: [
-                // The item has nothing to open: a click answers and changes nothing.
-                Method("Activate", inputs: position) { _ in [] },
-                Method("SecondaryActivate", inputs: position) { _ in [] },
-                Method("ContextMenu", inputs: position) { _ in [] },
-                Method("Scroll", inputs: [Argument("delta", "i"), Argument("orientation", "s")]) { _ in [] },
+                Item.activate.bind { _ in NoReply() },
+                Item.secondaryActivate.bind { _ in NoReply() },
+                Item.contextMenu.bind { _ in NoReply() },
+                Item.scroll.bind { _ in NoReply() },
             ],
             properties: [
-                fixed("Category", "s", .string("ApplicationStatus")),
-                fixed("Id", "s", .string("netactivity")),
-                fixed("Title", "s", .string(TrayAppearance.title)),
-                live("Status", "s") { .string($0.status.rawValue) },
-                fixed("WindowId", "i", .int32(0)),
-                fixed("IconThemePath", "s", .string("")),
-                fixed("Menu", "o", .objectPath(StatusNotifierNames.noMenu)),
-                fixed("ItemIsMenu", "b", .boolean(false)),
-                live("IconName", "s") { .string($0.iconName) },
-                Property("IconPixmap", "a(iiay)", changeSignal: .none) { [unowned self] in iconPixmap },
-                fixed("OverlayIconName", "s", .string("")),
-                fixed("OverlayIconPixmap", "a(iiay)", noPixmaps),
-                fixed("AttentionIconName", "s", .string(options.activeIcon)),
-                fixed("AttentionIconPixmap", "a(iiay)", noPixmaps),
-                fixed("AttentionMovieName", "s", .string("")),
-                live("ToolTip", "(sa(iiay)ss)") { appearance in
-                    .structure([
-                        .string(""), noPixmaps, .string(appearance.toolTip.title),
-                        .string(appearance.toolTip.description),
-                    ])
+                Item.category.bind { "ApplicationStatus" },
+                Item.id.bind { "netactivity" },
+                Item.title.bind { TrayAppearance.title },
+                Item.status.bind { [unowned self] in appearance.status.rawValue },
+                Item.windowID.bind { 0 },
+                Item.iconThemePath.bind { "" },
+                Item.menu.bind { StatusNotifierNames.noMenu },
+                Item.itemIsMenu.bind { false },
+                Item.iconName.bind { [unowned self] in appearance.iconName },
+                Item.iconPixmap.bind { [unowned self] in iconPixmap },
+                Item.overlayIconName.bind { "" },
+                Item.overlayIconPixmap.bind { IconPixmaps.none },
+                Item.attentionIconName.bind { [options] in options.activeIcon },
+                Item.attentionIconPixmap.bind { IconPixmaps.none },
+                Item.attentionMovieName.bind { "" },
+                Item.toolTip.bind { [unowned self] in
+                    StatusNotifierToolTip(title: appearance.toolTip.title, description: appearance.toolTip.description)
                 },
-            ],
-            signals: [
-                SignalDescription("NewTitle"),
-                SignalDescription("NewIcon"),
-                SignalDescription("NewAttentionIcon"),
-                SignalDescription("NewOverlayIcon"),
-                SignalDescription("NewToolTip"),
-                SignalDescription("NewStatus", arguments: [Argument("status", "s")]),
             ])
     }
 }

@@ -79,17 +79,10 @@ final class WatcherRegistration {
     /// could reach a successor, or start one through activation.
     private func register(with owner: BusName) {
         watcher = owner
-        let message: Message
-        do {
-            message = try Message.methodCall(
-                destination: owner, path: StatusNotifierNames.watcherPath,
-                interface: StatusNotifierNames.watcherInterface, member: "RegisterStatusNotifierItem",
-                arguments: [.string(itemName.rawValue)])
-        } catch {
-            problems("cannot build the registration: \(error.message)")
-            return
-        }
-        connection.send(message, timeout: .seconds(25)) { [weak self] result in
+        connection.call(
+            StatusNotifierInterface.registerItem, itemName.rawValue, destination: owner,
+            path: StatusNotifierNames.watcherPath
+        ) { [weak self] result in
             guard let self, self.watcher == owner else { return }
             switch result {
             case .success:

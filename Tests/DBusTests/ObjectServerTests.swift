@@ -480,6 +480,30 @@ import Testing
         #expect(try signal.arguments(expecting: "u") == [.uint32(3)])
     }
 
+    @Test func aDeclaredSignalIsEmittedAsDeclared() throws {
+        let object = try TestObject()
+        defer { object.stop() }
+        let changed = SignalDescriptor<UInt32>("Changed", of: TestObject.interface, "count", doc: "The count changed.")
+        try object.client.addMatch(changed.matchRule(sender: object.serverConnection.uniqueName))
+        try object.loopThread.sync { try object.server.emit(changed, 5, at: TestObject.path) }
+        let signal = try nextMessage(on: object.client, "Changed from the test object") { changed.decode($0) != nil }
+        #expect(signal.path == TestObject.path)
+        #expect(signal.signature == changed.signature)
+        #expect(changed.decode(signal) == 5)
+    }
+
+    @Test func anInterfaceBoundToItsDeclarationListsTheDeclaredSignals() {
+        let changed = SignalDescriptor<UInt32>("Changed", of: TestObject.interface, "count", doc: "The count changed.")
+        let reset = SignalDescriptor("Reset", of: TestObject.interface, doc: "Counting starts over.")
+        let count = PropertyDescriptor<UInt32>("Count", doc: "How many.")
+        let declared = InterfaceDescriptor(
+            TestObject.interface, doc: "", properties: [count.declaration], signals: [changed.declaration, reset.declaration])
+        let bound = declared.bind(properties: [count.bind { 1 }])
+        #expect(bound.signals.map(\.name) == ["Changed", "Reset"])
+        #expect(bound.signals.map { $0.arguments.map(\.name) } == [["count"], []])
+        #expect(bound.signals.map { $0.arguments.map(\.type) } == [["u"], []])
+    }
+
     // MARK: - Foreign clients
 
     @Test func busctlIntrospectsTheObject() throws {

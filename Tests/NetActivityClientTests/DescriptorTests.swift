@@ -8,6 +8,8 @@ import Testing
     @Test func signaturesComeFromTheSwiftTypes() {
         #expect(Bool.signature == "b" && UInt32.signature == "u" && UInt64.signature == "t")
         #expect(Double.signature == "d" && String.signature == "s" && VariantDictionary.signature == "a{sv}")
+        #expect(Int32.signature == "i" && UInt8.signature == "y" && [UInt8].signature == "ay")
+        #expect(Int32(.int32(-3)) == -3 && Int32(.uint32(3)) == nil && UInt8(.byte(7)) == 7 && UInt8(.int32(7)) == nil)
         #expect([ActivityEntry].signature == "a(ussttt)")
         #expect(NetActivityInterface.activities.signature == "a(ussttt)")
         #expect(NetActivityInterface.updateActivity.declaration.inputSignature == "utt")
@@ -69,6 +71,18 @@ import Testing
         #expect(lines.first == "    <!--" && lines.last == "    -->")
         #expect(lines.allSatisfy { $0.count <= 96 }, "\(long)")
         #expect(!lines.dropFirst().dropLast().contains { $0.contains("--") }, "\(long)")
+        let changed = SignalDescriptor<String, UInt32>(
+            "Changed", of: NetActivityBus.interface, "name", "count", doc: "Something changed.")
+        let tick = SignalDescriptor("Tick", of: NetActivityBus.interface, doc: "Time passed.")
+        let withSignals = IntrospectionDocument.xml(
+            overview: "", interfaces: [
+                InterfaceDescriptor(
+                    NetActivityBus.interface, doc: "", properties: [], signals: [changed.declaration, tick.declaration])
+            ])
+        #expect(withSignals.contains(
+            "    <!-- Changed: Something changed. -->\n    <signal name=\"Changed\">\n"
+                + "      <arg name=\"name\" type=\"s\"/>\n      <arg name=\"count\" type=\"u\"/>\n    </signal>\n"
+                + "    <!-- Tick: Time passed. -->\n    <signal name=\"Tick\"/>\n"), "\(withSignals)")
         let xml = NetActivityInterface.introspectionXML
         #expect(xml.contains("<method name=\"UpdateActivity\">\n      <arg name=\"id\" type=\"u\" direction=\"in\"/>"))
         #expect(xml.contains("<property name=\"Activities\" type=\"a(ussttt)\" access=\"read\">\n"

@@ -55,6 +55,39 @@ import Testing
         #expect(tray.isRunning)
     }
 
+    /// What the running item introspects is `StatusNotifierInterface.item`, member for member,
+    /// in the declared order: the table is bound to the declaration, not written beside it.
+    @Test func theExportedItemIntrospectsAsDeclared() throws {
+        let bus = try TrayOnBus()
+        try bus.startTray()
+        let item = try bus.observeItem()
+        let reply = try item.connection.call(
+            .methodCall(destination: item.item, path: StatusNotifierNames.itemPath, interface: .introspectable, member: "Introspect"),
+            timeout: .seconds(10))
+        let xml = try #require(try reply.arguments().first?.string)
+        let root = try #require(IntrospectionElement(parsing: xml), "not well-formed:\n\(xml)")
+        let interface = try #require(
+            root.elements("interface").first { $0["name"] == StatusNotifierNames.itemInterface.rawValue }, "\(xml)")
+        func arguments(_ element: IntrospectionElement) -> [String] {
+            element.elements("arg").map { "\($0["direction"] ?? "-") \($0["type"] ?? "") \($0["name"] ?? "")" }
+        }
+        let declared = StatusNotifierInterface.item
+        #expect(interface.children.map(\.name) == Array(repeating: "method", count: declared.methods.count)
+            + Array(repeating: "signal", count: declared.signals.count)
+            + Array(repeating: "property", count: declared.properties.count))
+        #expect(interface.elements("method").map { [$0["name"] ?? ""] + arguments($0) } == declared.methods.map { method in
+            [method.name.rawValue] + method.inputs.map { "in \($0.signature) \($0.name)" }
+                + method.outputs.map { "out \($0.signature) \($0.name)" }
+        })
+        #expect(interface.elements("signal").map { [$0["name"] ?? ""] + arguments($0) } == declared.signals.map { signal in
+            [signal.name.rawValue] + signal.arguments.map { "- \($0.signature) \($0.name)" }
+        })
+        #expect(interface.elements("property").map { property in
+            [property["name"], property["type"], property["access"],
+             property.elements("annotation").first { $0["name"] == "org.freedesktop.DBus.Property.EmitsChangedSignal" }?["value"]]
+        } == declared.properties.map { [$0.name.rawValue, $0.signature.rawValue, "read", $0.changes.rawValue] })
+    }
+
     @Test func getAllGivesEveryPropertyWithItsType() throws {
         let bus = try TrayOnBus()
         try bus.startTray()

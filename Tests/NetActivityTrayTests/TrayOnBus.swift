@@ -140,10 +140,10 @@ final class ItemObserver: @unchecked Sendable {
     /// The tooltip's title and description.
     func toolTip() throws -> (title: String, description: String) {
         let value = try property("ToolTip")
-        guard value.signature == "(sa(iiay)ss)", let fields = value.fields, let title = fields[2].string,
-            let description = fields[3].string
-        else { throw BusTestError("ToolTip is not a (sa(iiay)ss): \(value)") }
-        return (title, description)
+        guard let toolTip = StatusNotifierInterface.toolTip.decode(value) else {
+            throw BusTestError("ToolTip is not a (sa(iiay)ss): \(value)")
+        }
+        return (toolTip.title, toolTip.description)
     }
 
     /// Polls until `condition` holds for the item's properties.

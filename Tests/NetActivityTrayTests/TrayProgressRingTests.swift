@@ -95,19 +95,12 @@ extension TrayOnBus {
 }
 
 extension ItemObserver {
-    /// `IconPixmap`, checked to be an `a(iiay)`.
+    /// `IconPixmap`, decoded as declared: an `a(iiay)`.
     func pixmaps() throws -> [IconPixmap] {
         let value = try property("IconPixmap")
-        guard value.signature == "a(iiay)", let elements = value.elements else {
+        guard let pictures = StatusNotifierInterface.iconPixmap.decode(value)?.pictures else {
             throw BusTestError("IconPixmap is not an a(iiay): \(value)")
         }
-        return try elements.map { element in
-            guard let fields = element.fields, let width = fields[0].int32, let height = fields[1].int32,
-                let bytes = fields[2].elements
-            else { throw BusTestError("an IconPixmap entry is not an (iiay): \(element)") }
-            return IconPixmap(
-                width: Int(width), height: Int(height),
-                bytes: bytes.map { if case .byte(let byte) = $0 { byte } else { 0 } })
-        }
+        return pictures
     }
 }

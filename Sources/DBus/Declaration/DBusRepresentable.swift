@@ -34,6 +34,24 @@ extension Bool: DBusRepresentable {
     public var value: Value { .boolean(self) }
 }
 
+extension UInt8: DBusRepresentable {
+    public static let signature: Signature = "y"
+    public init?(_ value: Value) {
+        guard case .byte(let number) = value else { return nil }
+        self = number
+    }
+    public var value: Value { .byte(self) }
+}
+
+extension Int32: DBusRepresentable {
+    public static let signature: Signature = "i"
+    public init?(_ value: Value) {
+        guard case .int32(let number) = value else { return nil }
+        self = number
+    }
+    public var value: Value { .int32(self) }
+}
+
 extension UInt32: DBusRepresentable {
     public static let signature: Signature = "u"
     public init?(_ value: Value) {

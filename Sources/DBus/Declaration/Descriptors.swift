@@ -204,40 +204,49 @@ public struct MethodDeclaration: Sendable, Equatable {
 
 // MARK: - Interfaces
 
-/// An interface as the contract declares it: its name, description, methods and properties,
-/// in the order the service exports them.
+/// An interface as its declaration says it: its name, description, methods, properties and
+/// signals, in the order they are exported.
 public struct InterfaceDescriptor: Sendable {
     public let name: InterfaceName
     /// What the interface is, for the introspection XML.
     public let doc: String
     public let methods: [MethodDeclaration]
     public let properties: [PropertyDeclaration]
+    /// The signals its objects emit beside `PropertiesChanged`, which the object server adds.
+    public let signals: [SignalDeclaration]
 
     public init(
-        _ name: InterfaceName, doc: String, methods: [MethodDeclaration] = [], properties: [PropertyDeclaration]
+        _ name: InterfaceName, doc: String, methods: [MethodDeclaration] = [], properties: [PropertyDeclaration],
+        signals: [SignalDeclaration] = []
     ) {
         self.name = name
         self.doc = doc
         self.methods = methods
         self.properties = properties
+        self.signals = signals
     }
 
     /// The exported interface built from bound `methods` and `properties`: every declared
-    /// member bound once, none other, in the declared order.
+    /// member bound once, none other, in the declared order; its signals are the declared ones,
+    /// for introspection.
     ///
-    /// A mismatch is the service's own mistake, found at its start, never caused by a peer.
+    /// A mismatch is the exporter's own mistake, found at its start, never caused by a peer.
     public func bind(methods: [Method] = [], properties: [Property]) -> Interface {
         precondition(
             methods.map(\.name) == self.methods.map(\.name) && properties.map(\.name) == self.properties.map(\.name),
             "\(name): bind every declared member once, in the declared order")
-        return Interface(name, methods: methods, properties: properties)
+        return Interface(
+            name, methods: methods, properties: properties,
+            signals: signals.map { signal in
+                SignalDescription(signal.name, arguments: signal.arguments.map { Argument($0.name, $0.signature) })
+            })
     }
 
     /// The interface of every object of a subtree, built from its bound properties: every
     /// declared property bound once, in the declared order.
     public func bind<Object: AnyObject>(subtreeProperties properties: [SubtreeProperty<Object>]) -> SubtreeInterface<Object> {
         precondition(
-            methods.isEmpty && properties.map(\.name) == self.properties.map(\.name),
+            methods.isEmpty && signals.isEmpty && properties.map(\.name) == self.properties.map(\.name),
             "\(name): bind every declared property once, in the declared order")
         return SubtreeInterface(name, properties: properties)
     }
@@ -267,6 +276,20 @@ public struct SignalDescriptor<each Argument: DBusRepresentable>: Sendable {
         self.arguments = declared
         signature = Signature(unchecked: declared.map(\.signature.rawValue).joined())
         self.doc = doc
+    }
+
+    /// The signal without its Swift types, for tables and the XML.
+    public var declaration: SignalDeclaration {
+        SignalDeclaration(name: name, arguments: arguments, doc: doc)
+    }
+
+    /// This signal with `values` as its arguments, sent from the object at `path`.
+    ///
+    /// - Throws: `BusError` if libdbus cannot build the message.
+    public func signal(_ values: repeat each Argument, at path: ObjectPath) throws(BusError) -> Message {
+        var encoded: [Value] = []
+        repeat encoded.append((each values).value)
+        return try Message.signal(path: path, interface: interface, member: name, arguments: encoded)
     }
 
     /// The arguments of `message` if it is this signal with exactly the declared types; nil for
@@ -303,4 +326,11 @@ public struct SignalDescriptor<each Argument: DBusRepresentable>: Sendable {
         }
         return rule
     }
+}
+
+/// A signal's declaration without its Swift types.
+public struct SignalDeclaration: Sendable, Equatable {
+    public let name: MemberName
+    public let arguments: [ArgumentDeclaration]
+    public let doc: String
 }

@@ -92,6 +92,14 @@ public final class ObjectServer {
         try connection.send(.signal(path: path, interface: interface, member: member, arguments: arguments))
     }
 
+    /// Emits `signal` from `path`. The arguments have the declared Swift types, so the message
+    /// has the declared signature.
+    public func emit<each Argument>(
+        _ signal: SignalDescriptor<repeat each Argument>, _ arguments: repeat each Argument, at path: ObjectPath
+    ) throws(BusError) {
+        try connection.send(signal.signal(repeat each arguments, at: path))
+    }
+
     /// Emits `org.freedesktop.DBus.Properties.PropertiesChanged` for the properties `names` of
     /// `interface` at `path`, their values read through the interface table's getters at
     /// once: a property that `invalidates` goes in the invalidated list, a `const` one or one

@@ -36,6 +36,18 @@ public enum IntrospectionDocument {
                 }
                 xml += "    </method>\n"
             }
+            for signal in interface.signals {
+                xml += comment("\(signal.name): \(signal.doc)", indent: 4)
+                if signal.arguments.isEmpty {
+                    xml += "    <signal name=\"\(signal.name)\"/>\n"
+                    continue
+                }
+                xml += "    <signal name=\"\(signal.name)\">\n"
+                for argument in signal.arguments {
+                    xml += "      <arg name=\"\(argument.name)\" type=\"\(argument.signature)\"/>\n"
+                }
+                xml += "    </signal>\n"
+            }
             for property in interface.properties {
                 xml += comment("\(property.name): \(property.doc)", indent: 4)
                 xml += "    <property name=\"\(property.name)\" type=\"\(property.signature)\" access=\"read\">\n"
