@@ -93,8 +93,9 @@ public enum StatusNotifierInterface {
     // MARK: - The watcher
 
     /// `org.kde.StatusNotifierWatcher.RegisterStatusNotifierItem`, which the tray calls on the
-    /// watcher's object (`StatusNotifierNames.watcherPath`).
-    public static let registerItem = MethodDescriptor<NoReply, String>(
+    /// watcher's object (`StatusNotifierNames.watcherPath`). The specification gives it no reply;
+    /// a watcher that answers with values anyway has still registered the item.
+    public static let registerItem = MethodDescriptor<IgnoredReply, String>(
         "RegisterStatusNotifierItem", of: StatusNotifierNames.watcherInterface, "service",
         doc: "Adds the item owned by the bus name service to those the hosts show.")
 }

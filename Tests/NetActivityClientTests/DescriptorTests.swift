@@ -28,6 +28,8 @@ import Testing
         #expect(ActivityEntry(entry.value) == entry)
         #expect(ActivityEntry(.structure([.uint32(7), .string(":1.2"), .string("x")])) == nil)
         #expect([ActivityEntry](.array(element: "(ussttt)", [entry.value, .uint32(1)])) == nil, "all or nothing")
+        #expect(NoReply(values: [.string("x")]) == nil)
+        #expect(IgnoredReply(values: [.string("x")]) != nil, "a foreign peer's surplus reply is no failure")
     }
 
     @Test func callsAreBuiltAndDecodedAsDeclared() throws {

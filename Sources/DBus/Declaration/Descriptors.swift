@@ -97,6 +97,15 @@ public struct NoReply: MethodReply {
     public var values: [Value] { [] }
 }
 
+/// The reply of a foreign method whose success is all a caller needs: declared without outputs,
+/// like `NoReply`, yet a peer that returns some anyway is not taken to have failed.
+public struct IgnoredReply: MethodReply {
+    public static let signatures: [Signature] = []
+    public init() {}
+    public init?(values: [Value]) {}
+    public var values: [Value] { [] }
+}
+
 /// The arguments of a call did not have the method's input types.
 public struct ArgumentMismatch: Error {
     @usableFromInline init() {}
