@@ -60,6 +60,9 @@ final class ServiceLink {
     private(set) var isClosed = false
     private var retryTimer: EventLoop.TimerID?
     private var retryDelay = ServiceLink.firstRetryDelay
+    /// The connection was lost, or could not be made, while nothing needed the bus: the next
+    /// need reconnects through the retry, which re-asserts everything the app holds.
+    private var reconnectDue = false
     /// Whether this connection is subscribed to the service's changes (`followChanges()`).
     private var followingChanges = false
 
@@ -75,9 +78,10 @@ final class ServiceLink {
     var isDown: Bool { waitingForService || connection == nil }
 
     /// Whether reports can go out now, connecting first if need be: not once closed, nor while
-    /// the service is known to be gone.
+    /// the service is known to be gone. Without a connection it asks for one even then: a
+    /// connection lost while the app was idle is made again only when something needs it.
     func readyToSend() -> Bool {
-        !isClosed && !waitingForService && connected() != nil
+        !isClosed && connected() != nil && !waitingForService
     }
 
     /// Connects if there is no connection and no retry is scheduled; returns whether there is one.
@@ -179,6 +183,10 @@ final class ServiceLink {
         if let connection { return connection }
         // While a retry is scheduled, calls wait for it instead of hammering a missing bus.
         guard !isClosed, retryTimer == nil else { return nil }
+        if reconnectDue {
+            scheduleRetry(after: .zero)
+            return nil
+        }
         // The connection attached to the loop so far, detached again if a later step fails.
         var attached: Connection?
         do {
@@ -213,14 +221,26 @@ final class ServiceLink {
         }
     }
 
-    /// Tries the bus again after the current backoff, doubling it for next time.
-    private func scheduleRetry() {
-        guard retryTimer == nil, !isClosed, delegate?.needsBus == true else { return }
-        let delay = retryDelay
+    /// Tries the bus again after `delay`, by default the current backoff, doubling it for next
+    /// time. Not while nothing needs the bus: an idle app never wakes up, and its next need
+    /// calls it again.
+    private func scheduleRetry(after delay: Duration? = nil) {
+        guard retryTimer == nil, !isClosed else { return }
+        guard delegate?.needsBus == true else {
+            reconnectDue = true
+            return
+        }
+        reconnectDue = false
+        let delay = delay ?? retryDelay
         retryDelay = min(retryDelay * 2, Self.maximumRetryDelay)
         retryTimer = loop.schedule(after: delay) { [self] in
             retryTimer = nil
-            guard connection == nil, delegate?.needsBus == true, connected() != nil else { return }
+            guard connection == nil else { return }
+            guard delegate?.needsBus == true else {
+                reconnectDue = true
+                return
+            }
+            guard connected() != nil else { return }
             reconnected()
         }
     }

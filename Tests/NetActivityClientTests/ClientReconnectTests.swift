@@ -84,4 +84,37 @@ final class FixedPathBus: Sendable {
         await client.flush()
         #expect(try again.count() == 0)
     }
+
+    /// An idle client schedules no retry when its bus goes (it must not wake up for nothing);
+    /// what it reports later still reaches the bus that came back, and an observer added later
+    /// sees it.
+    @Test func anIdleClientThatLostItsBusReportsALaterActivity() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let bus = FixedPathBus(directory: directory)
+        try await onThread { try bus.start() }
+        let problems = ProblemLog()
+        let client = NetActivityClient(bus: .address(bus.address), problems: problems.handler)
+        let first = client.begin("first")
+        await client.flush()
+        first.end()
+        await client.flush()
+
+        bus.stop()
+        try await Task.sleep(for: .milliseconds(500))
+        try await onThread { try bus.start() }
+        let probe = try ServiceProbe(address: bus.address)
+        let late = client.begin("late")
+        await client.flush()
+        try await waitUntil("the late activity on the bus that came back", timeout: .seconds(10)) {
+            (try? probe.activity("late")) ?? nil != nil
+        }
+        let recorder = StateRecorder(client)
+        try await recorder.wait(for: "an observer added later to see it") {
+            $0.last?.activities.map(\.label) == ["late"]
+        }
+        late.end()
+        await client.flush()
+        #expect(try probe.count() == 0)
+    }
 }
