@@ -107,6 +107,25 @@ import Glibc
         #expect(found.count == records.count - 2, "more than one request's worth, answered whole")
     }
 
+    @Test func aClosedSocketsLastCountersArriveAsADestroyBroadcast() throws {
+        let system = KernelTrafficSystem(uid: getuid())
+        system.startFollowing()
+        defer { system.stopFollowing() }
+        var connection: Connection? = try Connection(bytes: 300_000)
+        let port = try #require(connection?.clientPort)
+        let record = try #require(try system.sockets().tcp.first { $0.localPort == port })
+        connection = nil  // both ends closed
+        var destroyed: [SocketRecord] = []
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !destroyed.contains(where: { $0.cookie == record.cookie }) && ContinuousClock.now < deadline {
+            destroyed += system.destroyed()
+            usleep(20_000)
+        }
+        let last = try #require(destroyed.first { $0.cookie == record.cookie }, "no broadcast among \(destroyed.count)")
+        #expect((last.bytesAcked ?? 0) >= 300_000, "\(last)")
+        #expect(last.localPort == port)
+    }
+
     @Test func theSocketsOwnerIsThisProcessAndItsParents() throws {
         let connection = try Connection(bytes: 10)
         let record = try #require(try KernelTrafficSystem(uid: getuid()).sockets().tcp.first { $0.localPort == connection.clientPort })

@@ -24,6 +24,20 @@ final class SockDiagSocket {
         descriptor = socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), Self.netlinkSockDiag)
         guard descriptor >= 0 else { throw TrafficProblem("no sock_diag socket: \(String(cString: strerror(errno)))") }
         if destroyGroups {
+            // Bound, so the kernel gives the socket a port id: a broadcast skips every socket
+            // whose port id is the sender's, and the kernel sends from 0, an unbound socket's.
+            // `struct sockaddr_nl` (linux/netlink.h, not in Glibc's module): family, padding, port
+            // id 0 (the kernel picks one), no groups.
+            var address = [UInt8](repeating: 0, count: 12)
+            withUnsafeBytes(of: UInt16(AF_NETLINK).littleEndian) { address.replaceSubrange(0..<2, with: $0) }
+            let bound = address.withUnsafeBytes {
+                bind(descriptor, $0.baseAddress?.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count))
+            }
+            guard bound == 0 else {
+                let reason = String(cString: strerror(errno))
+                close(descriptor)
+                throw TrafficProblem("cannot bind the sock_diag socket: \(reason)")
+            }
             for group in Self.tcpDestroyGroups {
                 var value = group
                 guard setsockopt(descriptor, Self.solNetlink, Self.addMembership, &value, socklen_t(MemoryLayout<Int32>.size)) == 0
