@@ -8,6 +8,8 @@ final class Child {
     let pid: pid_t
     let commandLine: String
     private var reaped = false
+    /// Its wait status once it has exited and been reaped.
+    private(set) var exitStatus: Int32?
 
     /// Starts `executable` (a path, or a name looked up in `PATH`) with `arguments`; stdin and
     /// stdout are /dev/null, stderr is ours. The environment is ours without any variable that
@@ -29,7 +31,10 @@ final class Child {
     var isRunning: Bool {
         guard !reaped else { return false }
         var status: Int32 = 0
-        if waitpid(pid, &status, WNOHANG) == pid { reaped = true }
+        if waitpid(pid, &status, WNOHANG) == pid {
+            reaped = true
+            exitStatus = status
+        }
         return !reaped
     }
 
@@ -37,9 +42,10 @@ final class Child {
     @discardableResult
     func wait() -> Int32 {
         var status: Int32 = 0
-        guard !reaped else { return status }
+        guard !reaped else { return exitStatus ?? status }
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         reaped = true
+        exitStatus = status
         return status
     }
 

@@ -159,7 +159,7 @@ enum TrafficCost {
         Clock.sleep(milliseconds: 300)
         let sender = try Child(
             "nsenter", network.enter(network.client, [
-                "curl", "-s", "--limit-rate", "\(rate)", "-T", "/dev/zero",
+                "curl", "-sS", "--limit-rate", "\(rate)", "-T", "/dev/zero",
                 "telnet://\(network.serverAddress):8080",
             ]))
         defer { sender.stop() }
@@ -173,7 +173,10 @@ enum TrafficCost {
         figures.followingCPUShare =
             Double(followEnd.cpuNanoseconds - followStart.cpuNanoseconds) / Double(max(elapsed, 1))
         figures.followingShown = (try? count(on: session)).map { $0 > 0 } ?? false
-        guard sender.isRunning else { throw BenchError("curl stopped sending before the window ended") }
+        guard sender.isRunning else {
+            let status = sender.exitStatus.map { " (wait status \($0))" } ?? ""
+            throw BenchError("curl stopped sending before the window ended\(status)")
+        }
     }
 
     private static func count(on bus: Bus) throws -> UInt32 {
