@@ -12,6 +12,10 @@ import Glibc
 
 /// The service missing, starting late, restarting, and started by D-Bus activation.
 @Suite struct ClientResilienceTests {
+    /// What "nothing waits for an answer" allows: well under the 25 s a call waits for its
+    /// reply, so a call that waits fails the test, and loose enough for a loaded machine.
+    static let promptly: Duration = .seconds(12)
+
     @Test func aMissingServiceIsReportedOnceAndTheStateIsAssertedWhenItStarts() async throws {
         let service = try ServiceDaemon(startService: false)
         let problems = ProblemLog()
@@ -32,7 +36,7 @@ import Glibc
             client.pop()
         }
         await client.flush()
-        #expect(clock.now - started < .seconds(5), "calls and flush return promptly without a service")
+        #expect(clock.now - started < Self.promptly, "calls and flush return promptly without a service")
         #expect(problems.all.count == 1, "one problem for the outage: \(problems.all)")
         #expect(problems.all.first?.contains("unavailable") == true, "\(problems.all)")
 
@@ -206,7 +210,7 @@ import Glibc
             #expect(!state.serviceAvailable)
             break
         }
-        #expect(clock.now - started < .seconds(5))
+        #expect(clock.now - started < Self.promptly)
     }
 
     @Test func anUnreachableBusIsReportedOnceAndNothingBlocks() async throws {
@@ -225,7 +229,7 @@ import Glibc
         let state = await client.snapshot()
         #expect(!state.serviceAvailable)
         await client.tracking("still nowhere") { _ in await client.flush() }
-        #expect(clock.now - started < .seconds(5))
+        #expect(clock.now - started < Self.promptly)
         #expect(problems.all.count == 1, "\(problems.all)")
     }
 

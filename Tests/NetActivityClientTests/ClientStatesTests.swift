@@ -65,9 +65,14 @@ import Glibc
             guard let two = states.firstIndex(where: { $0.count == 2 }) else { return false }
             return states[two...].contains { $0.count == 1 }
         }
-        // Another client's change shows too.
+        // Another client's changes show too. Each is waited for: changes that arrive together
+        // are published as one state, so two made back to back may show as their sum.
+        var seen = recorder.states.count
         try probe.call("Push")
+        try await recorder.wait(for: "another client's push", after: seen) { $0.count == 2 }
+        seen = recorder.states.count
         try probe.call("Pop")
+        try await recorder.wait(for: "another client's pop", after: seen) { $0.count == 1 }
         client.pop()
         try await recorder.wait(for: "count 0", after: 0) { $0.count == 0 && !$0.active }
 
