@@ -164,13 +164,12 @@ final class ServiceLink {
     /// that only reports never wakes up for them.
     func followChanges() {
         guard !followingChanges, let connection = connected() else { return }
+        let service = NetActivityBus.name
         do {
-            let sender = "type='signal',sender='\(NetActivityBus.name)'"
             try connection.addMatch(
-                sender + ",interface='\(InterfaceName.properties)',member='PropertiesChanged',"
-                    + "path_namespace='\(NetActivityBus.path)'")
-            try connection.addMatch(
-                sender + ",interface='\(InterfaceName.objectManager)',path='\(NetActivityBus.path)'")
+                PropertiesInterface.propertiesChanged.matchRule(sender: service, pathNamespace: NetActivityBus.path))
+            try connection.addMatch(ObjectManagerInterface.interfacesAdded.matchRule(sender: service, path: NetActivityBus.path))
+            try connection.addMatch(ObjectManagerInterface.interfacesRemoved.matchRule(sender: service, path: NetActivityBus.path))
             followingChanges = true
         } catch {
             problems("cannot watch the indicator: \(error.message)")

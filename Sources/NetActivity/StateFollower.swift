@@ -112,22 +112,19 @@ final class StateFollower {
     /// Applies a signal of the service instance in use to the mirror.
     func received(_ message: Message, path: String) {
         guard mirror != nil else { return }
-        let arguments = (try? message.arguments()) ?? []
         var changed = false
-        if message.isSignal(.properties, "PropertiesChanged") {
-            guard arguments.count == 3, let interface = arguments[0].string,
-                let values = arguments[1].stringKeyedEntries
-            else { return }
+        if let (interface, values, _) = PropertiesInterface.propertiesChanged.decode(message) {
+            guard let values = values.value.stringKeyedEntries else { return }
             changed = mirror?.propertiesChanged(path: path, interface: interface, changed: values) ?? false
-        } else if message.isSignal(.objectManager, "InterfacesAdded"), path == NetActivityBus.path.rawValue {
-            guard arguments.count == 2, let object = arguments[0].string,
-                let interfaces = arguments[1].stringKeyedEntries
-            else { return }
-            changed = mirror?.interfacesAdded(path: object, interfaces: interfaces) ?? false
-        } else if message.isSignal(.objectManager, "InterfacesRemoved"), path == NetActivityBus.path.rawValue {
-            guard arguments.count == 2, let object = arguments[0].string, let names = arguments[1].elements
-            else { return }
-            changed = mirror?.interfacesRemoved(path: object, interfaces: names.compactMap(\.string)) ?? false
+        } else if path == NetActivityBus.path.rawValue,
+            let (object, added) = ObjectManagerInterface.interfacesAdded.decode(message)
+        {
+            guard let interfaces = added.byInterface else { return }
+            changed = mirror?.interfacesAdded(path: object.rawValue, interfaces: interfaces) ?? false
+        } else if path == NetActivityBus.path.rawValue,
+            let (object, removed) = ObjectManagerInterface.interfacesRemoved.decode(message)
+        {
+            changed = mirror?.interfacesRemoved(path: object.rawValue, interfaces: removed) ?? false
         }
         if changed { publishSoon() }
     }

@@ -246,9 +246,7 @@ public struct InterfaceDescriptor: Sendable {
             "\(name): bind every declared member once, in the declared order")
         return Interface(
             name, methods: methods, properties: properties,
-            signals: signals.map { signal in
-                SignalDescription(signal.name, arguments: signal.arguments.map { Argument($0.name, $0.signature) })
-            })
+            signals: signals.map(SignalDescription.init))
     }
 
     /// The interface of every object of a subtree, built from its bound properties: every
@@ -321,19 +319,30 @@ public struct SignalDescriptor<each Argument: DBusRepresentable>: Sendable {
         }
     }
 
-    /// A match rule (the D-Bus specification's) for this signal, from `sender` and at `path` where
-    /// given, with string arguments fixed by position (`[0: "org.example.Name"]` is `arg0=…`).
-    /// Quotes in a value are escaped as the specification requires.
-    public func matchRule(sender: BusName? = nil, path: ObjectPath? = nil, arguments fixed: [Int: String] = [:]) -> String {
+    /// A match rule (the D-Bus specification's) for this signal, from `sender` and at `path` (or
+    /// at and below `pathNamespace`) where given, with string arguments fixed by position
+    /// (`[0: "org.example.Name"]` is `arg0=…`). Quotes in a value are escaped as the specification
+    /// requires.
+    public func matchRule(
+        sender: BusName? = nil, path: ObjectPath? = nil, pathNamespace: ObjectPath? = nil, arguments fixed: [Int: String] = [:]
+    ) -> String {
         var rule = "type='signal'"
         if let sender { rule += ",sender='\(sender)'" }
         if let path { rule += ",path='\(path)'" }
+        if let pathNamespace { rule += ",path_namespace='\(pathNamespace)'" }
         rule += ",interface='\(interface)',member='\(name)'"
         for (position, value) in fixed.sorted(by: { $0.key < $1.key }) {
             let escaped = value.split(separator: "'", omittingEmptySubsequences: false).joined(separator: #"'\''"#)
             rule += ",arg\(position)='\(escaped)'"
         }
         return rule
+    }
+}
+
+extension SignalDescription {
+    /// The table's entry for a declared signal.
+    public init(_ declaration: SignalDeclaration) {
+        self.init(declaration.name, arguments: declaration.arguments.map { Argument($0.name, $0.signature) })
     }
 }
 

@@ -19,13 +19,8 @@ extension ObjectServer {
                 }
             ],
             signals: [
-                SignalDescription(
-                    "InterfacesAdded",
-                    arguments: [
-                        Argument("object_path", "o"), Argument("interfaces_and_properties", .interfacesAndProperties),
-                    ]),
-                SignalDescription(
-                    "InterfacesRemoved", arguments: [Argument("object_path", "o"), Argument("interfaces", "as")]),
+                SignalDescription(ObjectManagerInterface.interfacesAdded.declaration),
+                SignalDescription(ObjectManagerInterface.interfacesRemoved.declaration),
             ])
     }
 
@@ -124,6 +119,5 @@ extension WireEncoder {
 extension Signature {
     fileprivate static let managedObjects: Signature = "a{oa{sa{sv}}}"
     fileprivate static let managedObjectEntry = Signature(unchecked: "{oa{sa{sv}}}")
-    fileprivate static let interfacesAndProperties: Signature = "a{sa{sv}}"
     fileprivate static let interfaceEntry = Signature(unchecked: "{sa{sv}}")
 }

@@ -62,14 +62,7 @@ extension ObjectServer {
                     throw BusError(.propertyReadOnly, "property \(name) is read-only")
                 },
             ],
-            signals: [
-                SignalDescription(
-                    "PropertiesChanged",
-                    arguments: [
-                        Argument("interface_name", "s"), Argument("changed_properties", "a{sv}"),
-                        Argument("invalidated_properties", "as"),
-                    ])
-            ])
+            signals: [SignalDescription(PropertiesInterface.propertiesChanged.declaration)])
     }
 
     func introspectableInterface(_ path: ObjectPath) -> Interface {
