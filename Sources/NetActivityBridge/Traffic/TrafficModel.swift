@@ -91,12 +91,14 @@ enum TrafficEvent: Equatable, Sendable {
     case ended(key: String)
 }
 
-/// One reading: the interface counters always; the sockets while they are followed.
-struct TrafficSample: Sendable {
+/// One reading: the interface counters always; the sockets while they are followed. Not
+/// `Sendable`: made and taken on the bridge's loop, its readers ask the source's own sockets
+/// within the sample that carries them.
+struct TrafficSample {
     var interfaces: [String: InterfaceCounters.Bytes]
     var sockets: Sockets?
 
-    struct Sockets: Sendable {
+    struct Sockets {
         /// Every TCP socket of the namespace, every user's; or, with `lookedUp`, those of them
         /// still there.
         var tcp: [SocketRecord]
@@ -105,7 +107,7 @@ struct TrafficSample: Sendable {
         var lookedUp: Set<UInt64>? = nil
         /// A full dump, read when the lookups leave the interfaces' bytes unexplained (a socket
         /// opened since the last dump moves them); nil when it fails.
-        var readAllTCP: (@Sendable () -> [SocketRecord]?)? = nil
+        var readAllTCP: (() -> [SocketRecord]?)? = nil
         /// Destroy broadcasts since the last reading.
         var destroyed: [SocketRecord] = []
         /// Connected UDP sockets to remote port 443 (QUIC), every user's.
@@ -113,7 +115,7 @@ struct TrafficSample: Sendable {
         /// Reads the connected UDP sockets when `udp` was not read with the rest: only a sample
         /// whose interfaces carried more than TCP explains needs them, and a dump costs the
         /// kernel a walk of the whole hash table, however few sockets the namespace has.
-        var readUDP: (@Sendable () -> [SocketRecord])?
+        var readUDP: (() -> [SocketRecord])?
         /// What others report on the bus now.
         var reported: [ReportedActivity] = []
 
@@ -140,9 +142,9 @@ protocol TrafficSystem: AnyObject {
     /// and cookie: what following a transfer costs, where a dump walks every socket.
     func lookUp(_ known: [SocketRecord]) throws(TrafficProblem) -> [SocketRecord]
     /// A full TCP dump on demand; nil where a sample needs none.
-    var tcpReader: (@Sendable () -> [SocketRecord]?)? { get }
+    var tcpReader: (() -> [SocketRecord]?)? { get }
     /// Every connected UDP socket, read on demand; nil where `sockets()` reads them with the rest.
-    var udpReader: (@Sendable () -> [SocketRecord])? { get }
+    var udpReader: (() -> [SocketRecord])? { get }
     /// The TCP sockets destroyed since the last call, while following.
     func destroyed() -> [SocketRecord]
     /// Subscribes the destroy broadcasts (idempotent).
@@ -153,8 +155,8 @@ protocol TrafficSystem: AnyObject {
 }
 
 extension TrafficSystem {
-    var udpReader: (@Sendable () -> [SocketRecord])? { nil }
-    var tcpReader: (@Sendable () -> [SocketRecord]?)? { nil }
+    var udpReader: (() -> [SocketRecord])? { nil }
+    var tcpReader: (() -> [SocketRecord]?)? { nil }
 
     func lookUp(_ known: [SocketRecord]) throws(TrafficProblem) -> [SocketRecord] {
         let cookies = Set(known.map(\.cookie))

@@ -53,8 +53,8 @@ final class KernelTrafficSystem: TrafficSystem {
 
     /// A full TCP dump on the dump socket, when the ledger asks (within the same sample, on
     /// the loop's thread).
-    var tcpReader: (@Sendable () -> [SocketRecord]?)? {
-        nonisolated(unsafe) let socket = dumpSocket
+    var tcpReader: (() -> [SocketRecord]?)? {
+        let socket = dumpSocket
         return { try? socket?.dump(protocolNumber: 6, states: Self.tcpStates) }
     }
 
@@ -78,8 +78,8 @@ final class KernelTrafficSystem: TrafficSystem {
 
     /// Dumps the connected UDP sockets on the dump socket `sockets()` opened, when the ledger
     /// asks (within the same sample, on the loop's thread).
-    var udpReader: (@Sendable () -> [SocketRecord])? {
-        nonisolated(unsafe) let socket = dumpSocket
+    var udpReader: (() -> [SocketRecord])? {
+        let socket = dumpSocket
         return { (try? socket?.dump(protocolNumber: 17, states: Self.udpConnected)) ?? [] }
     }
 
