@@ -65,20 +65,11 @@ final class SockDiagSocket {
         for family in [SocketRecord.familyIPv4, SocketRecord.familyIPv6] {
             sequence &+= 1
             let request = socketDumpRequest(family: family, protocolNumber: protocolNumber, states: states, sequence: sequence)
-            let sent = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
-            guard sent == request.count else { throw TrafficProblem("sock_diag request failed: \(String(cString: strerror(errno)))") }
             // A dump of 10,000 sockets is a few hundred datagrams; more than this is no dump.
-            var datagrams = 0
-            while datagrams < 100_000 {
-                datagrams += 1
-                let count = receive(flags: 0)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw TrafficProblem("sock_diag dump failed: \(String(cString: strerror(errno)))")
-                }
-                let parsed = SocketRecord.parse(datagram: buffer[0..<count], sequence: sequence)
+            try exchange(request, datagrams: 100_000) { [sequence] datagram in
+                let parsed = SocketRecord.parse(datagram: datagram, sequence: sequence)
                 records += parsed.records
-                if parsed.done || count == 0 { break }
+                return parsed.done
             }
         }
         return records
@@ -105,28 +96,38 @@ final class SockDiagSocket {
                 sequence &+= 1
                 request += socketLookupRequest(socket, protocolNumber: protocolNumber, sequence: sequence)
             }
-            let sent = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
-            guard sent == request.count else { throw TrafficProblem("sock_diag request failed: \(String(cString: strerror(errno)))") }
             // Each request has exactly one answer: the socket, or an error.
             var answered = 0
-            var datagrams = 0
-            while answered < batch.count && datagrams < 10_000 {
-                datagrams += 1
-                let count = receive(flags: 0)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw TrafficProblem("sock_diag lookup failed: \(String(cString: strerror(errno)))")
-                }
-                if count == 0 { break }
-                for message in Netlink.messages(in: buffer[0..<count]) where message.sequence &- first < UInt32(batch.count) {
+            try exchange(request, datagrams: 10_000) { datagram in
+                for message in Netlink.messages(in: datagram) where message.sequence &- first < UInt32(batch.count) {
                     answered += 1
                     if message.type == Netlink.sockDiagByFamily, let record = SocketRecord(payload: message.payload) {
                         found.append(record)
                     }
                 }
+                return answered == batch.count
             }
         }
         return found
+    }
+
+    /// Sends `request` and hands each datagram of the answer to `take` until it says the answer
+    /// is whole, the kernel has nothing more, or `datagrams` have come.
+    private func exchange(
+        _ request: [UInt8], datagrams: Int, _ take: (ArraySlice<UInt8>) -> Bool
+    ) throws(TrafficProblem) {
+        let sent = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+        guard sent == request.count else { throw TrafficProblem("sock_diag request failed: \(String(cString: strerror(errno)))") }
+        var received = 0
+        while received < datagrams {
+            received += 1
+            let count = receive(flags: 0)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw TrafficProblem("sock_diag answer failed: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 || take(buffer[0..<count]) { return }
+        }
     }
 
     /// The destroy broadcasts queued since the last call (a subscribed socket only). An
