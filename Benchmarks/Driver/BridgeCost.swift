@@ -107,6 +107,8 @@ private final class StandInPackageKit: @unchecked Sendable {
 
     static let daemonPath: ObjectPath = "/org/freedesktop/PackageKit"
     static let transactionPath: ObjectPath = "/org/freedesktop/PackageKit/bench_1"
+    static let transactionListChanged = SignalDescriptor<[String]>(
+        "TransactionListChanged", of: "org.freedesktop.PackageKit", "transactions", doc: "The transactions now running.")
     static let transactionInterface: InterfaceName = "org.freedesktop.PackageKit.Transaction"
 
     init(bus: Bus) throws(BenchError) {
@@ -162,9 +164,7 @@ private final class StandInPackageKit: @unchecked Sendable {
     func startTransaction() {
         loop.post { [self] in
             transaction = Self.transactionPath
-            try? server.emit(
-                "TransactionListChanged", interface: "org.freedesktop.PackageKit", at: Self.daemonPath,
-                arguments: [.array(element: "s", [.string(Self.transactionPath.rawValue)])])
+            try? server.emit(Self.transactionListChanged, [Self.transactionPath.rawValue], at: Self.daemonPath)
             tick()
         }
     }

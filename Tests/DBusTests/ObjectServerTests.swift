@@ -468,10 +468,11 @@ import Testing
     @Test func emitPropertiesChangedWithNothingEmitsNothing() throws {
         let object = try TestObject()
         defer { object.stop() }
+        let changed = SignalDescriptor<UInt32>("Changed", of: TestObject.interface, "count", doc: "The count changed.")
         try object.client.addMatch("type='signal',sender='\(object.serverConnection.uniqueName)'")
         try object.loopThread.sync {
             try object.server.emitPropertiesChanged(interface: TestObject.interface, at: TestObject.path, changed: [])
-            try object.server.emit("Changed", interface: TestObject.interface, at: TestObject.path, arguments: [.uint32(3)])
+            try object.server.emit(changed, 3, at: TestObject.path)
         }
         let signal = try nextMessage(on: object.client, "a signal from the test object") {
             $0.kind == .signal && $0.sender == object.serverConnection.uniqueName

@@ -99,9 +99,10 @@ final class TestWatcher: @unchecked Sendable {
                         throw BusError(.failed, "the test watcher refuses this registration")
                     }
                     recorded.withLock { $0.append(Registration(sender: call.sender, service: service)) }
-                    try? server?.emit(
-                        "StatusNotifierItemRegistered", interface: StatusNotifierNames.watcherInterface,
-                        at: StatusNotifierNames.watcherPath, arguments: [.string(service)])
+                    _ = try? connection?.send(
+                        .signal(
+                            path: StatusNotifierNames.watcherPath, interface: StatusNotifierNames.watcherInterface,
+                            member: "StatusNotifierItemRegistered", arguments: [.string(service)]))
                     return []
                 },
                 Method("RegisterStatusNotifierHost", inputs: [Argument("service", "s")]) { _ in [] },

@@ -85,13 +85,6 @@ public final class ObjectServer {
 
     // MARK: - Signals
 
-    /// Emits a signal from `path`.
-    public func emit(
-        _ member: MemberName, interface: InterfaceName, at path: ObjectPath, arguments: [Value] = []
-    ) throws(BusError) {
-        try connection.send(.signal(path: path, interface: interface, member: member, arguments: arguments))
-    }
-
     /// Emits `signal` from `path`. The arguments have the declared Swift types, so the message
     /// has the declared signature.
     public func emit<each Argument>(
