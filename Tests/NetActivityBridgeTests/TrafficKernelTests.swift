@@ -1,3 +1,4 @@
+import BusTestSupport
 import Foundation
 @testable import NetActivityBridge
 import Testing
@@ -116,12 +117,11 @@ import Glibc
         let record = try #require(try system.sockets().tcp.first { $0.localPort == port })
         connection = nil  // both ends closed
         var destroyed: [SocketRecord] = []
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !destroyed.contains(where: { $0.cookie == record.cookie }) && ContinuousClock.now < deadline {
+        try waitUntil("the closed socket's destroy broadcast", timeout: .seconds(5)) {
             destroyed += system.destroyed()
-            usleep(20_000)
+            return destroyed.contains { $0.cookie == record.cookie }
         }
-        let last = try #require(destroyed.first { $0.cookie == record.cookie }, "no broadcast among \(destroyed.count)")
+        let last = try #require(destroyed.first { $0.cookie == record.cookie })
         #expect((last.bytesAcked ?? 0) >= 300_000, "\(last)")
         #expect(last.localPort == port)
     }

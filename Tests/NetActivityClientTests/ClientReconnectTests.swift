@@ -101,7 +101,9 @@ final class FixedPathBus: Sendable {
         await client.flush()
 
         bus.stop()
-        try await Task.sleep(for: .milliseconds(500))
+        try await waitUntil("the idle client to notice its bus gone") {
+            problems.all.contains { $0.contains("lost the connection") }
+        }
         try await onThread { try bus.start() }
         let probe = try ServiceProbe(address: bus.address)
         let late = client.begin("late")
