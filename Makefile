@@ -300,6 +300,7 @@ test-deb: test-deb-deps deb
 	scripts/check-deb.sh $$(scripts/build-deb.sh --name $(RELEASE_STATIC_SCRATCH)/release)
 
 include gnome-extension/extension.mk
+include desktops/desktops.mk
 include browser-extension/browser.mk
 
 clean:
