@@ -29,11 +29,11 @@ test-desktops: desktop-roots release-static
 	echo "test-desktops: every desktop passed in $$SECONDS s"
 
 # GNOME Shell in a root: the extension's checks (gnome-extension/tests/shell_test.py).
-test-desktop-gnome-%: desktop-roots release-static
+$(addprefix test-desktop-gnome-,$(GNOME_SUITES)): test-desktop-gnome-%: desktop-roots release-static
 	gnome-extension/tests/test-shell-root.sh $* $(RELEASE_STATIC_SCRATCH)/release
 
 # Plasma in a root: the tray's checks (desktops/plasma/).
-test-desktop-plasma-%: desktop-roots release-static
+$(addprefix test-desktop-plasma-,$(PLASMA_SUITES)): test-desktop-plasma-%: desktop-roots release-static
 	desktops/plasma/test-tray.sh $* $(RELEASE_STATIC_SCRATCH)/release
 
 # The .deb on Debian 13.
