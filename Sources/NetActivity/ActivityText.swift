@@ -1,3 +1,4 @@
+import DBus
 import DesktopApplications
 
 extension ActivityInfo {
@@ -15,9 +16,10 @@ extension ActivityInfo {
     }
 
     /// The line panels show for it: "Firefox — Sync feeds", with "system: " before an activity
-    /// of the system service and without the application while it is unknown.
+    /// of the system service and without the application while it is unknown. Printable
+    /// (`PrintableText`): the label and the application's name come from other programs.
     public var title: String {
-        (bus == .system ? "system: " : "") + (applicationName.map { $0 + " — " } ?? "") + label
+        PrintableText.printable((bus == .system ? "system: " : "") + (applicationName.map { $0 + " — " } ?? "") + label)
     }
 }
 
@@ -34,22 +36,11 @@ extension IndicatorSnapshot {
 }
 
 extension String {
-    /// The text with `&`, `<` and `>` escaped and control characters as spaces, for hosts
-    /// that read it as Pango or HTML-like markup (waybar's text and tooltip, a tray item's
-    /// tooltip): labels come from other processes and must show as written.
+    /// The text printable (`PrintableText`) and with `&`, `<` and `>` escaped, for hosts that
+    /// read it as Pango or HTML-like markup (waybar's text and tooltip, a tray item's tooltip):
+    /// labels come from other processes and must show as written.
     public var markupEscaped: String {
-        var escaped = ""
-        escaped.reserveCapacity(utf8.count)
-        for scalar in unicodeScalars {
-            switch scalar {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case let control where control.value < 0x20 || control.value == 0x7F: escaped += " "
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
+        XMLText.escaped(PrintableText.printable(self))
     }
 }
 

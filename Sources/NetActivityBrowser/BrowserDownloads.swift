@@ -104,11 +104,8 @@ public final class BrowserDownloads {
     static func label(of message: DownloadMessage) -> String {
         guard !message.incognito else { return privateLabel }
         let name = message.filename.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        // Control characters (a terminal's escapes among them) shown as spaces.
-        let scalars = name.unicodeScalars.map { scalar -> Unicode.Scalar in
-            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? " " : scalar
-        }
-        let printable = String(String.UnicodeScalarView(scalars))
+        // Printable (`PrintableText`), a control character as a space.
+        let printable = PrintableText.printable(name, replacement: " ")
         return printable.allSatisfy(\.isWhitespace) ? unnamedLabel : NetActivityClient.fitted(printable)
     }
 
@@ -139,9 +136,10 @@ public final class Problems {
         self.handler = handler
     }
 
-    /// Hands `message` on, unless a problem of `kind` was said before.
+    /// Hands `message` on, unless a problem of `kind` was said before. Printable
+    /// (`PrintableText`): it may quote what the browser sent.
     public func say(_ kind: Kind, _ message: @autoclosure () -> String) {
         guard said.insert(kind).inserted else { return }
-        handler(message())
+        handler(PrintableText.printable(message()))
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NetActivity
 
 /// The native messaging host's manifests, which tell browsers where the host is and which
 /// extension may start it, and the places browsers read them from.
@@ -34,7 +35,7 @@ public enum HostManifests {
             {
               "name": "\(hostName)",
               "description": "NetActivity: browser downloads in the desktop's network activity indicator",
-              "path": "\(jsonEscaped(path))",
+              "path": \(JSONText.quote(path)),
               "type": "stdio",
               \(allowed)
             }
@@ -124,20 +125,5 @@ public enum HostManifests {
             unlink(temporary)
             throw error
         }
-    }
-
-    private static func jsonEscaped(_ text: String) -> String {
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
     }
 }

@@ -10,10 +10,11 @@ struct RunCommand {
     var hints = ActivityHints()
     var command: [String]
 
-    /// The label the activity gets: `--label`'s, or the command line, cut on a character
-    /// boundary to what the service accepts.
+    /// The label the activity gets: `--label`'s, or the command line, printable
+    /// (`PrintableText`, a control character as a space) and cut on a character boundary to
+    /// what the service accepts.
     var effectiveLabel: String {
-        NetActivityClient.fitted(label ?? command.joined(separator: " "))
+        NetActivityClient.fitted(PrintableText.printable(label ?? command.joined(separator: " "), replacement: " "))
     }
 
     func run() async -> Int32 {

@@ -69,7 +69,7 @@ struct ShellCommands: Equatable {
             let name = trimmed[trimmed.index(after: equals)...].trimmingSpaces
             guard let chosen = ActivityHints.Kind(rawValue: String(name)) else {
                 let kinds = ActivityHints.Kind.allCases.map(\.rawValue).joined(separator: ", ")
-                return .failure(Problem(description: "\(variable): '\(printable(trimmed))' left out: the kind is one of \(kinds)"))
+                return .failure(Problem(description: "\(variable): '\(PrintableText.printable(trimmed))' left out: the kind is one of \(kinds)"))
             }
             kind = chosen
             words = trimmed[..<equals].trimmingSpaces
@@ -79,7 +79,7 @@ struct ShellCommands: Equatable {
             return .failure(
                 Problem(
                     description:
-                        "\(variable): '\(printable(trimmed))' left out: an entry is a command, optionally one subcommand, optionally =KIND"
+                        "\(variable): '\(PrintableText.printable(trimmed))' left out: an entry is a command, optionally one subcommand, optionally =KIND"
                 ))
         }
         return .success([Entry(command: String(parts[0]), subcommand: parts.count == 2 ? String(parts[1]) : nil, kind: kind)])
@@ -94,11 +94,6 @@ struct ShellCommands: Equatable {
                 scalar.value > 0x20 && scalar.value != 0x7F && !(0x80...0x9F).contains(scalar.value)
                     && !"'\"\\,=*?[]".unicodeScalars.contains(scalar)
             }
-    }
-
-    /// Text from the environment, safe to print on a terminal.
-    private static func printable(_ text: Substring) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
     }
 }
 

@@ -141,12 +141,10 @@ enum ShellHelperLine: Equatable {
         self = .begin(ActivityHints.Kind(rawValue: String(kindWord)), label: Self.printable(label))
     }
 
-    /// Control characters (a terminal's escapes among them) shown as spaces, cut to the service's limit.
+    /// The command line as a label: printable (`PrintableText`, a tab or another control as a
+    /// space), cut to the service's limit.
     static func printable(_ text: Substring) -> String {
-        let scalars = text.unicodeScalars.map { scalar -> Unicode.Scalar in
-            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? " " : scalar
-        }
-        return NetActivityClient.fitted(String(String.UnicodeScalarView(scalars)))
+        NetActivityClient.fitted(PrintableText.printable(text, replacement: " "))
     }
 }
 

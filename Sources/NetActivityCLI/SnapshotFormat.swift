@@ -116,7 +116,7 @@ enum SnapshotFormat {
         } else {
             lines.append("Activities:")
             for activity in state.activities {
-                var line = "  #\(activity.id) \(printable(activity.title))"
+                var line = "  #\(activity.id) \(activity.title)"
                 if activity.total > 0 {
                     line += "  \(bytes(activity.completed)) of \(bytes(activity.total))"
                         + (activity.fraction.map { " (\(percent($0)))" } ?? "")
@@ -149,11 +149,6 @@ enum SnapshotFormat {
         if seconds < 60 { return "\(seconds)s" }
         if seconds < 3600 { return "\(seconds / 60)m \(seconds % 60)s" }
         return "\(seconds / 3600)h \(seconds % 3600 / 60)m"
-    }
-
-    /// Labels come from other processes: keep control characters off the terminal.
-    static func printable(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
     }
 
     static func wallMicroseconds() -> UInt64 {

@@ -238,7 +238,7 @@ private func rows(_ frame: TopFrame) -> [String] {
         #expect(shown.contains("X — ?]0;owned?title ?[2J?[H cleared"))
         #expect(shown.contains("evil.exe bidi isolate"))
         #expect(shown.contains("zerowidthjoinersoftbom"))
-        #expect(shown.contains("line?feed?carriage?tab?del sep"))
+        #expect(shown.contains("line?feed??carriage?tab?del sep"))
         #expect(shown.contains("download?[5m") == false, "the kind is cut to its column: \(shown)")
     }
 

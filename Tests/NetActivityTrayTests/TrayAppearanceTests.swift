@@ -52,7 +52,18 @@ import Testing
 
     @Test func labelsAreEscapedForHostsThatReadMarkup() {
         let state = IndicatorSnapshot(active: true, visible: true, count: 1, activities: [activity(1, "<b>a</b> & b\nc")])
-        #expect(TrayAppearance(state, options: options).toolTip.description == "&lt;b&gt;a&lt;/b&gt; &amp; b c")
+        #expect(TrayAppearance(state, options: options).toolTip.description == "&lt;b&gt;a&lt;/b&gt; &amp; b?c")
+    }
+
+    /// Labels come from any program on the bus: the tooltip follows the one rule for text
+    /// (`PrintableText`), so no escape sequence, bidirectional override or invisible character
+    /// reaches a host.
+    @Test func hostileLabelsArePrintableInTheTooltip() {
+        let labels = ["\u{9B}31mred", "\u{1B}]0;owned\u{07}", "file\u{202E}gpj.exe", "a\u{2066}b\u{200F}c\u{FEFF}"]
+        let state = IndicatorSnapshot(
+            active: true, visible: true, count: 4, activities: labels.enumerated().map { activity(UInt32($0.offset + 1), $0.element) })
+        let description = TrayAppearance(state, options: options).toolTip.description
+        #expect(description == "?31mred\n?]0;owned?\nfilegpj.exe\nabc")
     }
 
     @Test func onlyRealChangesAreAnnounced() {

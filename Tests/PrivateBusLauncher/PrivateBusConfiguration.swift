@@ -2,6 +2,8 @@
 // no Foundation, so the benchmark driver (which links no Foundation) shares it with
 // `BusTestSupport`'s `PrivateBus`.
 
+import DBus
+
 /// A session-type bus configuration with nothing from the system's `session.conf`: no
 /// standard service directories, no included files, so a test or a measurement sees only what
 /// it set up. EXTERNAL authentication; a policy that allows everything (owning any name,
@@ -10,14 +12,14 @@
 ///
 /// - Parameter listen: the `<listen>` address, e.g. `unix:dir=/tmp/x` or `unix:path=/tmp/x/bus`.
 public func privateBusConfiguration(listen: String, serviceDirectories: [String] = []) -> String {
-    let services = serviceDirectories.map { "  <servicedir>\(xmlEscaped($0))</servicedir>\n" }.joined()
+    let services = serviceDirectories.map { "  <servicedir>\(XMLText.escaped($0))</servicedir>\n" }.joined()
     return """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
         <busconfig>
           <type>session</type>
           <keep_umask/>
-          <listen>\(xmlEscaped(listen))</listen>
+          <listen>\(XMLText.escaped(listen))</listen>
           <auth>EXTERNAL</auth>
         \(services)\
           <policy context="default">
@@ -41,18 +43,4 @@ public func privateBusConfiguration(listen: String, serviceDirectories: [String]
         </busconfig>
 
         """
-}
-
-/// `text` with `&`, `<` and `>` escaped for an XML text node.
-private func xmlEscaped(_ text: String) -> String {
-    var escaped = ""
-    for character in text {
-        switch character {
-        case "&": escaped += "&amp;"
-        case "<": escaped += "&lt;"
-        case ">": escaped += "&gt;"
-        default: escaped.append(character)
-        }
-    }
-    return escaped
 }

@@ -32,18 +32,5 @@ enum IntrospectionXML {
     }
 
     /// Argument names are free text; escape what XML attributes cannot hold.
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&apos;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
+    static func escape(_ text: String) -> String { XMLText.escaped(text, forAttribute: true) }
 }

@@ -1,3 +1,5 @@
+import NetActivity
+
 /// Text laid out in a terminal's cells: what reaches the terminal is printable, and how many
 /// cells it takes is known, however hostile the label it came from.
 ///
@@ -9,9 +11,9 @@
 enum TerminalText {
     // MARK: - Printable
 
-    /// `text` with each character made one whose width every terminal agrees on: control
-    /// characters (C0, DEL, C1) shown as "?", format characters left out, line and paragraph
-    /// separators as spaces, unassigned code points as "?", a flag as its two letters ("FR");
+    /// `text` with each character made one whose width every terminal agrees on: printable by
+    /// the one rule (`PrintableText`: controls and unassigned code points as "?", format
+    /// characters left out, separators as spaces), a flag as its two letters ("FR");
     /// of any other character made of several scalars, the first and its combining marks (an
     /// emoji sequence shows as its first emoji).
     static func printable(_ text: String) -> String {
@@ -19,10 +21,10 @@ enum TerminalText {
         for character in text {
             var scalars = character.unicodeScalars.makeIterator()
             guard let first = scalars.next() else { continue }
-            switch first.properties.generalCategory {
-            case .control, .unassigned, .surrogate: result.append("?")
-            case .format: continue
-            case .lineSeparator, .paragraphSeparator: result.append(" ")
+            switch PrintableText.treatment(of: first) {
+            case .replace: result.append("?")
+            case .drop: continue
+            case .space: result.append(" ")
             case _ where regionalIndicators.contains(first.value):
                 // A flag is two of these, one or two cells wide by terminal: its letters instead.
                 for scalar in character.unicodeScalars where regionalIndicators.contains(scalar.value) {

@@ -1,5 +1,6 @@
-/// A minimal JSON writer with a fixed key order, so scripts see stable output.
-enum JSONText {
+/// The one JSON writer: a fixed key order, so scripts see stable output, and strings escaped
+/// so that a JSON line printed on a terminal is as safe as `PrintableText` makes text.
+package enum JSONText {
     case string(String)
     case number(Double)
     case integer(UInt64)
@@ -8,7 +9,7 @@ enum JSONText {
     case array([JSONText])
     case object([(String, JSONText)])
 
-    var text: String {
+    package var text: String {
         switch self {
         case .string(let value): Self.quote(value)
         case .number(let value): value.isFinite ? "\(value)" : "null"
@@ -20,7 +21,10 @@ enum JSONText {
         }
     }
 
-    static func quote(_ value: String) -> String {
+    /// `value` as a JSON string. What `PrintableText` would not show as it is (controls,
+    /// bidirectional and other format characters, separators, unassigned code points) is
+    /// escaped as `\uXXXX`: the data stays whole for a parser, and none of it acts on a terminal.
+    package static func quote(_ value: String) -> String {
         var quoted = "\""
         for scalar in value.unicodeScalars {
             switch scalar {
@@ -29,9 +33,11 @@ enum JSONText {
             case "\n": quoted += "\\n"
             case "\r": quoted += "\\r"
             case "\t": quoted += "\\t"
-            case let control where control.value < 0x20 || control.value == 0x7F || (0x2028...0x2029).contains(control.value):
-                let hex = String(control.value, radix: 16)
-                quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            case _ where PrintableText.treatment(of: scalar) != .keep:
+                for unit in String(scalar).utf16 {
+                    let hex = String(unit, radix: 16)
+                    quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                }
             default: quoted.unicodeScalars.append(scalar)
             }
         }
