@@ -1,4 +1,4 @@
-/// A D-Bus type signature: zero or more complete types, such as `a(ussttt)` or `ss`.
+/// A D-Bus type signature: zero or more complete types, such as `a(sv)` or `ss`.
 public struct Signature: ValidatedName {
     public let rawValue: String
     public init(unchecked rawValue: String) { self.rawValue = rawValue }

@@ -275,12 +275,18 @@ extension Value {
         if element == .stringToVariantEntry || Self.knownElements.contains(element.rawValue) { return true }
         let codes = element.rawValue.utf8
         if codes.count == 1, let code = codes.first, Self.singleCodeTypes.utf8.contains(code) { return true }
+        // A struct of basic types, as a list of records is sent.
+        if codes.count > 2, codes.first == UInt8(ascii: "("), codes.last == UInt8(ascii: ")"),
+            codes.dropFirst().dropLast().allSatisfy({ Self.singleCodeTypes.utf8.contains($0) })
+        {
+            return true
+        }
         return signature.isSingleCompleteType
     }
 
     /// Element signatures every ObjectManager signal and reply carries, known to be one
     /// complete type each.
-    private static let knownElements: Set<String> = ["{sa{sv}}", "{oa{sa{sv}}}", "(ussttt)"]
+    private static let knownElements: Set<String> = ["{sa{sv}}", "{oa{sa{sv}}}"]
 
     /// The type codes that are a complete type on their own: the basic types (but for the
     /// rare `h`, left to libdbus) and `v`.

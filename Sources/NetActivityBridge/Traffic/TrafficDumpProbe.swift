@@ -2,9 +2,10 @@
 import Glibc
 #endif
 
-/// One sock_diag dump of this network namespace's sockets, as the traffic source takes it each
-/// second while the interfaces are busy (TCP in every state that moves data, and connected UDP):
-/// what `make bench` times against `ss -tinie` dumping the same.
+/// One sock_diag dump of this network namespace's TCP sockets in every state that moves data,
+/// as the traffic source takes it while the interfaces are busy (connected UDP sockets are read
+/// apart, on demand, when the interfaces carry bytes TCP does not explain): what `make bench`
+/// times against `ss -tinie` dumping the same.
 public final class TrafficDumpProbe {
     private let system = KernelTrafficSystem(uid: getuid())
 
