@@ -210,6 +210,38 @@ import Testing
         #expect(ended.stderr.contains("GDBus.Error:io.github.netactivity.NetActivity1.Error.UnknownActivity"), "\(ended)")
     }
 
+    /// A message may carry file descriptors (dbus-daemon 1.16's `GetConnectionCredentials` reply
+    /// carries a pidfd as `ProcessFD`): it reads whole, the hint it sits in is ignored as any
+    /// unknown hint is, and the service keeps no descriptor.
+    @Test func aHintCarryingADescriptorIsIgnoredAndTheDescriptorClosed() throws {
+        try requireTool("python3")
+        let service = try ServiceDaemon()
+        let script = """
+            import os, sys
+            from gi.repository import Gio, GLib
+            bus = Gio.DBusConnection.new_for_address_sync(sys.argv[1],
+                Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION)
+            read, write = os.pipe()
+            fds = Gio.UnixFDList.new_from_array([read])
+            hints = {"x-descriptor": GLib.Variant("h", 0), "kind": GLib.Variant("s", "download")}
+            reply, _ = bus.call_with_unix_fd_list_sync("\(name)", "\(path)", "\(interface)",
+                "BeginActivityWithHints", GLib.Variant("(sa{sv})", ("with a descriptor", hints)),
+                GLib.VariantType("(u)"), Gio.DBusCallFlags.NONE, 5000, fds)
+            print(reply.unpack()[0], os.fstat(write).st_ino, flush=True)
+            import time
+            time.sleep(60)  # the test ends it
+            """
+        let client = try ChildProcess("/usr/bin/python3", ["-c", script, service.bus.address])
+        let line = try #require(try client.readLine(timeout: .seconds(10)), "the client printed nothing: \(client.stderrText)")
+        let parts = line.split(separator: " ")
+        try #require(parts.count == 2 && UInt32(parts[0]) != nil, "\(line) \(client.stderrText)")
+        let pipe = "pipe:[\(parts[1])]"
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(service.process.pid)/fd")
+        let held = descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(service.process.pid)/fd/\($0)") }
+        #expect(!held.contains(pipe), "the service closed the descriptor it was sent: \(held)")
+        #expect(try service.probe().count() == 1)
+    }
+
     @Test func gdbusUpdateActivityIsTypedFromIntrospection() throws {
         try requireTool("gdbus")
         let service = try ServiceDaemon()

@@ -62,6 +62,7 @@ extension Value {
         case .string(let text): try appendString(&iter, CDBus_TYPE_STRING, text)
         case .objectPath(let path): try appendString(&iter, CDBus_TYPE_OBJECT_PATH, path.rawValue)
         case .signature(let signature): try appendString(&iter, CDBus_TYPE_SIGNATURE, signature.rawValue)
+        case .unixFileDescriptor: throw BusError(.invalidArgs, "a file descriptor cannot be sent")
         case .array(let element, let values):
             try withContainer(&iter, CDBus_TYPE_ARRAY, element.rawValue) { (sub) throws(BusError) in
                 for value in values { try value.encode(into: &sub) }
@@ -211,7 +212,7 @@ extension Value {
             // libdbus hands out a duplicate that the reader owns; nothing here uses descriptors.
             let descriptor = readBasic(&iter, Int32(-1))
             if descriptor >= 0 { closeDescriptor(descriptor) }
-            throw BusError(.invalidArgs, "file descriptors are not accepted")
+            return .unixFileDescriptor
         default:
             throw BusError(.invalidArgs, "unknown type code \(type)")
         }

@@ -17,6 +17,11 @@ public enum Value: Hashable, Sendable {
     case string(String)
     case objectPath(ObjectPath)
     case signature(Signature)
+    /// A file descriptor a received message carried (`h`). Nothing here takes one: the
+    /// descriptor was closed when the message was read, and this only holds its place, so that
+    /// a message with one (dbus-daemon 1.16's `GetConnectionCredentials` reply, whose
+    /// `ProcessFD` is a pidfd) reads whole. It cannot be sent.
+    case unixFileDescriptor
     /// An array whose elements all have the signature `element`.
     case array(element: Signature, [Value])
     /// A struct: one or more fields.
@@ -54,6 +59,7 @@ public enum Value: Hashable, Sendable {
         case .string: "s"
         case .objectPath: "o"
         case .signature: "g"
+        case .unixFileDescriptor: "h"
         case .array(let element, _): "a" + element.rawValue
         case .structure(let fields): "(" + fields.map(\.signatureText).joined() + ")"
         case .dictEntry(let key, let value): "{" + key.signatureText + value.signatureText + "}"
@@ -131,6 +137,7 @@ public enum Value: Hashable, Sendable {
         case .string: return expect("s", at: start)
         case .objectPath: return expect("o", at: start)
         case .signature: return expect("g", at: start)
+        case .unixFileDescriptor: return expect("h", at: start)
         case .variant: return expect("v", at: start)
         }
     }

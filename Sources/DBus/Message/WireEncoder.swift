@@ -51,6 +51,9 @@ struct WireEncoder {
         case .string(let text): appendString(text)
         case .objectPath(let path): appendString(path.rawValue)
         case .signature(let signature): appendSignature(signature.rawValue)
+        // An index into descriptors the message does not carry: refused with the whole message,
+        // as nothing here sends one.
+        case .unixFileDescriptor: appendInteger(UInt32.max)
         case .array(let element, let values):
             // An array over 64 MiB is written anyway, and refused with the whole message.
             appendArray(of: element) { encoder in
