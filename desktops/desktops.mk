@@ -28,9 +28,10 @@ test-desktops: desktop-roots release-static
 		$(addprefix test-desktop-plasma-,$(PLASMA_SUITES)) test-desktop-deb; \
 	echo "test-desktops: every desktop passed in $$SECONDS s"
 
-# GNOME Shell in a root: the extension's checks (gnome-extension/tests/shell_test.py).
+# GNOME Shell in a root: the extension's checks (gnome-extension/tests/shell_test.py); its
+# screenshots and logs go to $(DESKTOP_SCREENSHOTS)/gnome-SUITE.
 $(addprefix test-desktop-gnome-,$(GNOME_SUITES)): test-desktop-gnome-%: desktop-roots release-static
-	gnome-extension/tests/test-shell-root.sh $* $(RELEASE_STATIC_SCRATCH)/release
+	NETACTIVITY_DESKTOPS=$(DESKTOP_SCREENSHOTS) gnome-extension/tests/test-shell-root.sh $* $(RELEASE_STATIC_SCRATCH)/release
 
 # Plasma in a root: the tray's checks (desktops/plasma/).
 $(addprefix test-desktop-plasma-,$(PLASMA_SUITES)): test-desktop-plasma-%: desktop-roots release-static

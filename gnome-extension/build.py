@@ -10,9 +10,9 @@ usage: gnome-extension/build.py OUTDIR
                          takes one upload per format, as the two cannot share a zip
 
 Each extension.js is the format's imports (entry/*-head.js), the sources (src/*.js, in the
-order below, which share one scope) and its entry points (entry/*-tail.js). metadata.json's
-`shell-version` lists the versions the test runs the extension on; `x-netactivity-built-only`
-those it is built for without a shell to run on here, which the shell45 build declares.
+order below, which share one scope) and its entry points (entry/*-tail.js). Each build's
+metadata.json lists its part of metadata.json's `shell-version`: 43 for the legacy build, 45
+and later for the ES module.
 """
 import json
 import pathlib
@@ -23,8 +23,8 @@ import zipfile
 HERE = pathlib.Path(__file__).resolve().parent
 SOURCES = ["interface.js", "ledger.js", "ring.js", "text.js", "service.js", "indicator.js"]
 FORMATS = {
-    "shell43": ("legacy", lambda metadata: metadata["shell-version"]),
-    "shell45": ("esm", lambda metadata: metadata["x-netactivity-built-only"]),
+    "shell43": ("legacy", lambda version: version < 45),
+    "shell45": ("esm", lambda version: version >= 45),
 }
 
 
@@ -32,14 +32,15 @@ def build(out: pathlib.Path) -> None:
     metadata = json.loads((HERE / "metadata.json").read_text())
     uuid = metadata["uuid"]
     body = "".join("\n" + (HERE / "src" / name).read_text() for name in SOURCES)
-    for format_name, (entry, versions) in FORMATS.items():
+    for format_name, (entry, loads) in FORMATS.items():
         folder = out / format_name / uuid
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         script = (HERE / "entry" / f"{entry}-head.js").read_text() + body + "\n" + \
             (HERE / "entry" / f"{entry}-tail.js").read_text()
         (folder / "extension.js").write_text(script)
-        shipped = dict(metadata, **{"shell-version": versions(metadata)})
+        versions = [version for version in metadata["shell-version"] if loads(int(version))]
+        shipped = dict(metadata, **{"shell-version": versions})
         (folder / "metadata.json").write_text(json.dumps(shipped, indent=2, ensure_ascii=False) + "\n")
         shutil.copy(HERE / "stylesheet.css", folder / "stylesheet.css")
         with zipfile.ZipFile(out / f"{uuid}.{format_name}.zip", "w", zipfile.ZIP_DEFLATED) as archive:

@@ -5,6 +5,10 @@ import GLib from 'gi://GLib';
 import GObject from 'gi://GObject';
 import Gio from 'gi://Gio';
 import St from 'gi://St';
+// GLib 2.86 moved the Unix-only types (DesktopAppInfo) to GioUnix and warns when they are
+// taken from Gio; GioUnix has a typelib of its own only since GLib 2.80, so a static import
+// would fail to load on older shells.
+const GioUnix = await import('gi://GioUnix').then(module => module.default, () => null);
 
 import {Extension} from 'resource:///org/gnome/shell/extensions/extension.js';
 import * as Main from 'resource:///org/gnome/shell/ui/main.js';

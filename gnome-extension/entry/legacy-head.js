@@ -3,6 +3,14 @@
 'use strict';
 
 const {Clutter, GLib, GObject, Gio, St} = imports.gi;
+// GLib 2.86 moved the Unix-only types (DesktopAppInfo) to GioUnix and warns when they are
+// taken from Gio; GLib before 2.80 (GNOME 43's) has no GioUnix typelib.
+let GioUnix = null;
+try {
+    GioUnix = imports.gi.GioUnix;
+} catch (_error) {
+    // Gio has them.
+}
 const Main = imports.ui.main;
 const PanelMenu = imports.ui.panelMenu;
 const PopupMenu = imports.ui.popupMenu;

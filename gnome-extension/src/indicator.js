@@ -4,6 +4,13 @@
 const MENU_ACTIVITY_LIMIT = 10;
 /** The shortest time between two redraws of the ring or the open menu: 4 a second at most. */
 const REFRESH_INTERVAL_MS = 250;
+/**
+ * A vertical St.BoxLayout's properties. GNOME 48 gave St.BoxLayout `orientation` and deprecated
+ * `vertical` (GLib warns of it with G_ENABLE_DIAGNOSTIC=1); GNOME 51 removed `vertical`, so a
+ * row made with it fails there. GNOME 43 has only `vertical`.
+ */
+const VERTICAL = 'orientation' in St.BoxLayout.prototype
+    ? {orientation: Clutter.Orientation.VERTICAL} : {vertical: true};
 
 const NetActivityIndicator = GObject.registerClass(
 class NetActivityIndicator extends PanelMenu.Button {
@@ -138,9 +145,9 @@ class NetActivityIndicator extends PanelMenu.Button {
         item.add_child(new St.Icon({
             gicon: activityIcon(activity),
             fallback_gicon: kindIcon(activity),
-            style_class: 'popup-menu-icon',
+            style_class: 'popup-menu-icon netactivity-icon',
         }));
-        const lines = new St.BoxLayout({vertical: true, x_expand: true});
+        const lines = new St.BoxLayout({...VERTICAL, x_expand: true});
         lines.add_child(new St.Label({text: activityTitle(activity), style_class: 'netactivity-title'}));
         const details = activityDetails(activity);
         if (details)
@@ -173,7 +180,9 @@ class NetActivityIndicator extends PanelMenu.Button {
     menuIcons() {
         const icons = [];
         for (const item of this._list._getMenuItems()) {
-            const icon = item.get_children().find(child => child instanceof St.Icon);
+            // Not the ornament, an St.Icon too in every row from GNOME 46 on.
+            const icon = item.get_children().find(child => child instanceof St.Icon &&
+                child.has_style_class_name('netactivity-icon'));
             if (icon)
                 icons.push(icon.gicon?.get_names?.() ?? [icon.gicon?.to_string() ?? '']);
         }

@@ -17,7 +17,7 @@ function desktopEntry(id) {
     if (desktopEntries.has(id))
         return desktopEntries.get(id);
     let entry = null;
-    const info = Gio.DesktopAppInfo.new(`${id}.desktop`);
+    const info = (GioUnix ?? Gio).DesktopAppInfo.new(`${id}.desktop`);
     if (info !== null)
         entry = {name: info.get_name(), icon: info.get_icon()};
     if (desktopEntries.size >= DESKTOP_ENTRY_CACHE_LIMIT)

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Runs the extension in the real, headless GNOME Shell of Debian's gnome-shell package against
-# the real netactivityd, on private buses: tests/shell_test.py says what it checks.
+# the real netactivityd, on private buses: tests/shell_test.py says what it checks. The same
+# script runs this machine's shell (make test-gnome) and, through tests/test-shell-root.sh,
+# the shell of a Debian root.
 #
 # usage: gnome-extension/tests/test-shell.sh NETACTIVITYD [EXTENSION_DIR]
 #
 #   NETACTIVITYD    the netactivityd binary (also $NETACTIVITYD); `netactivity` beside it pushes
-#   EXTENSION_DIR   an installed extension to test (its uuid folder); default: built from src/
+#   EXTENSION_DIR   an installed extension to test (its uuid folder); default: built from src/,
+#                   the build the installed gnome-shell loads (shell43 before 45, else shell45)
 #   $SCREENSHOTS    where to save the README's screenshots (gnome-top-bar.png, gnome-menu.png)
+#   $LOGS           where to keep the shell's, the services' and the session's logs
 #
 # The shell runs under dbus-run-session with a private HOME and XDG_RUNTIME_DIR, given to
 # dbus-run-session itself because the services it starts (dconf) take the bus daemon's
@@ -28,6 +32,14 @@ screenshots=
 if [ -n "${SCREENSHOTS:-}" ]; then
     mkdir -p "$SCREENSHOTS"
     screenshots=$(cd "$SCREENSHOTS" && pwd)
+fi
+
+shell_version=$(gnome-shell --version | sed -n 's/^GNOME Shell \([0-9][0-9]*\).*/\1/p')
+[ -n "$shell_version" ] || { echo "test-shell: no gnome-shell to run" >&2; exit 2; }
+logs=
+if [ -n "${LOGS:-}" ]; then
+    mkdir -p "$LOGS"
+    logs=$(cd "$LOGS" && pwd)
 fi
 
 work=$(mktemp -d /tmp/netactivity-gnome.XXXXXX)
@@ -60,6 +72,7 @@ cleanup() {
         fusermount3 -u "$runtime/doc" 2>/dev/null || fusermount -u "$runtime/doc" 2>/dev/null ||
             umount -l "$runtime/doc" 2>/dev/null || true
     fi
+    if [ -n "$logs" ]; then cp "$work"/*.log "$logs/" 2>/dev/null || true; fi
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -68,7 +81,9 @@ mkdir -p "$home/.local/share/gnome-shell/extensions" "$runtime"
 chmod 0700 "$runtime"
 if [ -z "$extension" ]; then
     /usr/bin/python3 "$here/../build.py" "$work/build" >/dev/null
-    extension=$work/build/shell43/$uuid
+    format=shell45
+    [ "$shell_version" -ge 45 ] || format=shell43
+    extension=$work/build/$format/$uuid
 fi
 cp -r "$extension" "$home/.local/share/gnome-shell/extensions/$uuid"
 
@@ -87,4 +102,4 @@ env -i PATH="$PATH" HOME="$home" XDG_RUNTIME_DIR="$runtime" LANG=C.UTF-8 \
     tail -n 30 "$work/session.log"
     exit $status
 }
-echo "test-gnome: GNOME Shell with $tested: passed in $SECONDS s"
+echo "test-gnome: GNOME Shell $shell_version with $tested: passed in $SECONDS s"
