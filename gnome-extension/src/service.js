@@ -13,12 +13,6 @@ function cachedValue(proxy, property, fallback) {
     return typeof value === 'number' && !Number.isFinite(value) ? fallback : value;
 }
 
-/** Replaces control characters in text from other processes by spaces, as the tray does. */
-function printable(text) {
-    // eslint-disable-next-line no-control-regex
-    return text.replace(/[\u0000-\u001f\u007f]/g, ' ');
-}
-
 /**
  * Follows `netactivityd` on one bus as `netactivity watch` does: a proxy for the main object
  * (its cached properties, kept current by PropertiesChanged) and an object manager client

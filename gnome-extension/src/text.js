@@ -80,7 +80,7 @@ function activityTitle(activity) {
     let who = own;
     if (claimed && claimed !== own)
         who = own ? `${claimed} (via ${own})` : claimed;
-    return (activity.bus === 'system' ? 'system: ' : '') + (who ? `${who} — ` : '') + activity.label;
+    return printable((activity.bus === 'system' ? 'system: ' : '') + (who ? `${who} — ` : '') + activity.label);
 }
 
 /** `fraction` of 0–1 as a whole percent, rounded down: 100 only when complete. */
@@ -113,6 +113,17 @@ function activityDetails(activity) {
             parts.push(`${duration((activity.total - activity.completed) / activity.rate)} left`);
     }
     return parts.join(' · ');
+}
+
+/**
+ * Text another program wrote, as a person may read it: the rule the command line and the tray
+ * follow (docs/cli.md, "Text from other programs"). Control characters (C0, DEL, C1) and
+ * unassigned code points show as "?"; format characters (the bidirectional controls, which
+ * would make a file name read backwards, zero-width characters, tags) are left out; line and
+ * paragraph separators show as spaces.
+ */
+function printable(text) {
+    return text.replace(/[\p{Cc}\p{Cn}\p{Cs}]/gu, '?').replace(/\p{Cf}/gu, '').replace(/[\u2028\u2029]/g, ' ');
 }
 
 /** "3 other connections": the shared counter, what Count holds beyond the listed activities. */

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+import unicodedata
 
 import gi
 
@@ -361,6 +362,18 @@ def run(options):
         subprocess.run([netactivity, "pop"], check=True, stdout=subprocess.DEVNULL)
         wait_for("the open menu with the count back", lambda: "1 other connection" in shell.eval(f"{BUTTON}.menuText()"))
         say("ok: the open menu follows the shared counter")
+
+        # A label from any program on the bus: no control, bidirectional or other format
+        # character reaches the menu (the rule docs/cli.md states for every output).
+        hostile = Reporter(session_address, version)
+        hostile.begin("\u009b31m\u001b]0;retitled\u0007 invoice\u202efdp.exe \u2066zero\u200bwidth")
+        shown = wait_for("the hostile label in the open menu", lambda: next(
+            (line for line in shell.eval(f"{BUTTON}.menuText()") if "invoice" in line), None))
+        bad = [f"U+{ord(c):04X}" for c in shown if unicodedata.category(c) in ("Cc", "Cf", "Cn", "Zl", "Zp")]
+        check(not bad and "?31m?]0;retitled? invoicefdp.exe zerowidth" in shown,
+              f"the menu shows a hostile label printable ({shown!r}{', ' + ' '.join(bad) if bad else ''})")
+        hostile.close()
+        wait_for("the hostile label gone", lambda: not any("invoice" in line for line in shell.eval(f"{BUTTON}.menuText()")))
 
         screenshots = options.images
         if screenshots:
