@@ -21,19 +21,22 @@ let package = Package(
         // The one lock wrapper, shared by the model and the D-Bus layer, which know nothing of
         // each other.
         .target(name: "Locking"),
+        // The kernel's concepts as Swift types (descriptors, directories, /proc, the clocks),
+        // their raw calls behind it and EINTR handled once.
+        .target(name: "Platform"),
         // A Swift layer over libdbus that knows nothing of network activity.
-        .target(name: "DBus", dependencies: ["CDBus", "Locking"]),
+        .target(name: "DBus", dependencies: ["CDBus", "Locking", "Platform"]),
         // Counter, activities, throttle and debounce: pure Swift, driven by an injected clock.
-        .target(name: "NetActivityModel", dependencies: ["Locking"]),
+        .target(name: "NetActivityModel", dependencies: ["Locking", "Platform"]),
         // Which application a process, a unit or an id is, and what people call it: desktop
         // entries, /proc, systemd's app unit names. Shared by the bridge and every client.
-        .target(name: "DesktopApplications", dependencies: ["Locking"]),
+        .target(name: "DesktopApplications", dependencies: ["Locking", "Platform"]),
         // The contract: fixed names, limits, and the interfaces declared once as typed descriptors.
         .target(name: "NetActivityContract", dependencies: ["DBus"]),
         // Binds the model to the bus as io.github.netactivity.NetActivity1.
         .target(
             name: "NetActivityService",
-            dependencies: ["DBus", "DesktopApplications", "NetActivityModel", "NetActivityContract"]),
+            dependencies: ["DBus", "DesktopApplications", "NetActivityModel", "NetActivityContract", "Platform"]),
         .executableTarget(name: "netactivityd", dependencies: ["NetActivityService"]),
         // Prints the introspection XML and the extension's names the descriptors declare: `make interface`.
         .executableTarget(name: "netactivity-interface", dependencies: ["NetActivityContract"]),
@@ -50,7 +53,7 @@ let package = Package(
         // `netactivity bridge`: transfers PackageKit and the Unity launcher API announce, and those the
         // kernel's socket statistics show (the traffic source), reported.
         .target(
-            name: "NetActivityBridge", dependencies: ["NetActivity", "NetActivityContract", "DBus", "DesktopApplications"]),
+            name: "NetActivityBridge", dependencies: ["NetActivity", "NetActivityContract", "DBus", "DesktopApplications", "Platform"]),
         // `netactivity browser-host`: the browser extension's native messaging host, its framing
         // and its downloads, testable without a browser.
         .target(
@@ -59,7 +62,9 @@ let package = Package(
         // browser-host.
         .target(
             name: "NetActivityCLI",
-            dependencies: ["NetActivity", "NetActivityContract", "NetActivityTray", "NetActivityBridge", "NetActivityBrowser", "DBus"]),
+            dependencies: [
+                "NetActivity", "NetActivityContract", "NetActivityTray", "NetActivityBridge", "NetActivityBrowser", "DBus", "Platform",
+            ]),
         .executableTarget(name: "netactivity", dependencies: ["NetActivityCLI"]),
         // How tests and benchmarks start processes and private dbus-daemons (the spawner, the
         // bus's directory, configuration and command line), without Foundation: shared by
@@ -82,8 +87,9 @@ let package = Package(
             name: "na-testclient", dependencies: ["DBus", "BusTestSupport"], path: "Tests/TestClientExecutable"),
 
         .testTarget(name: "NetActivityModelTests", dependencies: ["NetActivityModel"]),
+        .testTarget(name: "PlatformTests", dependencies: ["Platform", "BusTestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "BusTestSupport"]),
-        .testTarget(name: "DesktopApplicationsTests", dependencies: ["DesktopApplications", "BusTestSupport"]),
+        .testTarget(name: "DesktopApplicationsTests", dependencies: ["DesktopApplications", "Platform", "BusTestSupport"]),
         .testTarget(
             name: "NetActivityServiceTests",
             dependencies: [
@@ -135,7 +141,7 @@ let package = Package(
             name: "NetActivityBridgeTests",
             dependencies: [
                 "NetActivityBridge", "NetActivity", "NetActivityContract", "DBus", "BusTestSupport",
-                "NetActivityTestSupport", "netactivityd", "netactivity",
+                "NetActivityTestSupport", "Platform", "netactivityd", "netactivity",
             ]
         ),
         // `netactivity browser-host`: its framing and downloads alone, then the extension in the

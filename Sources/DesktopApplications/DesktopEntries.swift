@@ -1,4 +1,5 @@
 import Locking
+import Platform
 
 #if canImport(Glibc)
 import Glibc
@@ -100,16 +101,8 @@ public enum DesktopEntries {
     /// The `*.desktop` files directly in `directory` whose names are desktop ids, in a stable
     /// order; a directory of more than 10,000 is cut there.
     private static func desktopFiles(in directory: String) -> [String] {
-        guard let stream = opendir(directory) else { return [] }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while names.count < 10_000, let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name.hasSuffix(".desktop"), isDesktopID(String(name.dropLast(".desktop".count))) { names.append(name) }
-        }
-        return names.sorted()
+        (Directory.entries(of: directory, limit: 10_000) ?? []).map(\.name)
+            .filter { $0.hasSuffix(".desktop") && isDesktopID(String($0.dropLast(".desktop".count))) }.sorted()
     }
 
     static func environment(_ name: String) -> String? {

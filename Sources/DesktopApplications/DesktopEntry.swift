@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Platform
 
 /// What NetActivity reads of one desktop entry (`applications/ID.desktop`): the keys of its
 /// `[Desktop Entry]` group that name and find an application.
@@ -25,21 +23,23 @@ public struct DesktopEntry: Equatable, Sendable {
     }
 
     /// The `[Desktop Entry]` group of the file at `path`, or nil if it cannot be read or has no
-    /// such group. Localized keys (`Name[de]`) and other groups (`[Desktop Action …]`) are
-    /// skipped; `Name` and `Icon` keep 128 bytes, `Exec` and `TryExec` 1,024.
+    /// such group (`init?(parsing:)`).
     public init?(contentsOf path: String) {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var line: UnsafeMutablePointer<CChar>?
-        var capacity = 0
-        defer { free(line) }
+        guard let bytes = FileSystem.contents(of: path, limit: Self.byteLimit) else { return nil }
+        self.init(parsing: bytes)
+    }
+
+    /// The `[Desktop Entry]` group of a desktop entry's bytes, or nil if it has none. Localized
+    /// keys (`Name[de]`) and other groups (`[Desktop Action …]`) are skipped; `Name` and `Icon`
+    /// keep 128 bytes, `Exec` and `TryExec` 1,024.
+    public init?(parsing bytes: [UInt8]) {
         var inEntry = false
         var sawEntry = false
-        var lines = 0
         // A desktop entry is a few dozen lines; a huge file is not one.
-        while lines < Self.lineLimit, getline(&line, &capacity, file) >= 0, let line {
-            lines += 1
-            let text = String(cString: line).trimmed(" \t\r\n")
+        for line in bytes.split(separator: UInt8(ascii: "\n"), maxSplits: Self.lineLimit, omittingEmptySubsequences: true)
+            .prefix(Self.lineLimit)
+        {
+            let text = String(decoding: line, as: UTF8.self).trimmed(" \t\r\n")
             if text.hasPrefix("[") {
                 inEntry = text == "[Desktop Entry]"
                 sawEntry = sawEntry || inEntry
@@ -61,6 +61,8 @@ public struct DesktopEntry: Equatable, Sendable {
     }
 
     static let lineLimit = 2_000
+    /// What is read of a file at most: far more than any desktop entry holds.
+    static let byteLimit = 1 << 20
 
     /// Whether this entry starts `program` (a base name): its `TryExec`, or the first word of
     /// its `Exec` after `env` and its `VAR=value` words; for a Flatpak's exported entry

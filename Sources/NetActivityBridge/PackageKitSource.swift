@@ -246,7 +246,7 @@ final class PackageKitSource: BridgeSource {
         connection?.callBus(BusDriver.getConnectionUnixProcessID, sender.rawValue) { [weak self] result in
             guard let self, generation == self.generation, transactions[path] != nil else { return }
             var program: String?
-            if case .success(let pid) = result { program = Processes.programName(ofProcess: pid) }
+            if case .success(let pid) = result { program = Processes().programName(ofProcess: pid) }
             transactions[path]?.program = .known(program)
             update(path)
         }

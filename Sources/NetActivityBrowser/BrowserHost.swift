@@ -63,9 +63,9 @@ public struct BrowserHost {
     /// Every download's hints: the browser as an application (the desktop id of the process that
     /// started the host, its parent: Debian's `chromium`, `firefox-esr`), its entry's icon, and
     /// kind `download`.
-    public static func hints(forParentOf pid: UInt32 = UInt32(getpid())) -> ActivityHints {
+    public static func hints(forParentOf pid: UInt32 = UInt32(getpid()), processes: Processes = Processes()) -> ActivityHints {
         var hints = ActivityHints(kind: .download)
-        guard let parent = Processes.parent(ofProcess: pid), let id = Processes.application(ofProcess: parent) else {
+        guard let parent = processes.parent(ofProcess: pid), let id = processes.application(ofProcess: parent) else {
             return hints
         }
         hints.application = id

@@ -1,4 +1,5 @@
 import NetActivity
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -85,15 +86,10 @@ struct ShellHelper {
     /// started it and must not keep the shell's pipes open: bash holds pipeline members until
     /// every copy of its process-group pipe is closed, and a reader waits for every writer.
     private static func closeInheritedDescriptors() {
-        guard let directory = opendir("/proc/self/fd") else { return }
-        let own = dirfd(directory)
-        var inherited: [Int32] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if let descriptor = Int32(name), descriptor > 2, descriptor != own { inherited.append(descriptor) }
+        // The listing's own descriptor is closed by the time it is returned.
+        for descriptor in ProcFS().descriptors(of: nil) where descriptor > 2 {
+            FileDescriptor(rawValue: descriptor).close()
         }
-        closedir(directory)
-        for descriptor in inherited { close(descriptor) }
     }
 
     /// Standard input reopened read-only, so the shell's end is an end of input; or the FIFO.

@@ -1,5 +1,6 @@
 import NetActivity
 import NetActivityContract
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -152,8 +153,6 @@ enum SnapshotFormat {
     }
 
     static func wallMicroseconds() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000 + UInt64(spec.tv_nsec) / 1000
+        Clocks.wallMicroseconds()
     }
 }

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Platform
 
 /// The source of time for the model: a monotonic clock for deadlines and a wall clock for
 /// the `started` timestamps of activities.
@@ -40,19 +34,11 @@ public struct SystemClock: IndicatorClock {
 
     /// The current `CLOCK_MONOTONIC` time.
     public var now: Instant {
-        Instant(nanoseconds: Self.read(CLOCK_MONOTONIC, unit: 1))
+        Instant(nanoseconds: Clocks.monotonicNanoseconds())
     }
 
     /// The current `CLOCK_REALTIME` time in microseconds; 0 for a clock set before 1970.
     public var wallMicroseconds: UInt64 {
-        Self.read(CLOCK_REALTIME, unit: 1_000)
-    }
-
-    /// Reads `clock` and returns whole `unit`s of nanoseconds.
-    private static func read(_ clock: clockid_t, unit: UInt64) -> UInt64 {
-        var time = timespec()
-        clock_gettime(clock, &time)
-        guard time.tv_sec >= 0 else { return 0 }
-        return UInt64(time.tv_sec) * (1_000_000_000 / unit) + UInt64(time.tv_nsec) / unit
+        Clocks.wallMicroseconds()
     }
 }

@@ -1,4 +1,5 @@
 import DesktopApplications
+import Platform
 
 /// Who owns a connection: its process and user ids from the bus, and its application.
 struct Attribution: Equatable, Sendable {
@@ -17,16 +18,12 @@ struct Attribution: Equatable, Sendable {
     }
 
     /// Reads what `application(cgroup:flatpakInfo:comm:)` needs from `/proc/PID`.
-    static func application(ofProcess processID: UInt32) -> String {
-        let base = "/proc/\(processID)"
-        return application(
-            cgroup: readSmallFile(base + "/cgroup"), flatpakInfo: readSmallFile(base + "/root/.flatpak-info"),
-            comm: readSmallFile(base + "/comm"))
-    }
-
-    /// A small file's text, or nil when it cannot be read (no such process, no permission).
-    private static func readSmallFile(_ path: String) -> String? {
-        Processes.readFile(path, limit: 65_536).map { String(decoding: $0, as: UTF8.self) }
+    static func application(ofProcess processID: UInt32, proc: ProcFS = ProcFS()) -> String {
+        // A small file's text, or nil when it cannot be read (no such process, no permission).
+        func text(_ file: String) -> String? {
+            proc.contents(file, of: processID, limit: 65_536).map { String(decoding: $0, as: UTF8.self) }
+        }
+        return application(cgroup: text("cgroup"), flatpakInfo: text("root/.flatpak-info"), comm: text("comm"))
     }
 }
 

@@ -307,7 +307,7 @@ public final class Service {
         let processID = entries["ProcessID"]?.unwrapped?.uint32
         return Attribution(
             processID: processID ?? NetActivityBus.unknownCredential, userID: userID,
-            application: processID.map(Attribution.application(ofProcess:)) ?? "")
+            application: processID.map { Attribution.application(ofProcess: $0) } ?? "")
     }
 
     /// Keeps one loop timer at the model's next deadline; none at all while nothing is pending.

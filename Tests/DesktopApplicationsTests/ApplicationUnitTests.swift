@@ -1,5 +1,6 @@
 import BusTestSupport
 import DesktopApplications
+import Platform
 import Foundation
 import Testing
 
@@ -49,33 +50,41 @@ import Glibc
             _ = try? child.waitForExit(timeout: .seconds(5))
         }
         let pid = UInt32(child.pid)
-        #expect(Processes.parent(ofProcess: pid) == UInt32(getpid()))
-        #expect(Processes.owner(ofProcess: pid) == getuid())
-        #expect(Processes.parent(ofProcess: 0) == nil)
-        #expect(Processes.owner(ofProcess: UInt32(Int32.max)) == nil, "no such process")
+        #expect(Processes().parent(ofProcess: pid) == UInt32(getpid()))
+        #expect(Processes().owner(ofProcess: pid) == getuid())
+        #expect(Processes().parent(ofProcess: 0) == nil)
+        #expect(Processes().owner(ofProcess: UInt32(Int32.max)) == nil, "no such process")
         if FileManager.default.fileExists(atPath: "/proc/self/cgroup"),
             let own = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8), own.hasPrefix("0::")
         {
-            #expect(Processes.cgroup(ofProcess: pid) == Processes.cgroup(ofProcess: UInt32(getpid())))
+            #expect(Processes().cgroup(ofProcess: pid) == Processes().cgroup(ofProcess: UInt32(getpid())))
         }
-        #expect(Processes.application(ofProcess: pid) == "sleep", "no entry runs sleep, so its program's name")
-        #expect(Processes.application(ofProcess: UInt32(Int32.max)) == nil)
+        #expect(Processes().application(ofProcess: pid) == "sleep", "no entry runs sleep, so its program's name")
+        #expect(Processes().application(ofProcess: UInt32(Int32.max)) == nil)
     }
 }
 
-/// `/proc`-style files read whole, however long, up to the limit asked for.
-@Suite struct ReadFileTests {
-    @Test func filesAreReadWholeUpToTheLimit() throws {
-        let path = NSTemporaryDirectory() + "netactivity-read-" + UUID().uuidString.prefix(8)
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let text = (0..<5_000).map { "line \($0)\n" }.joined()  // about 48 KiB: several doublings
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
-        #expect(Processes.readFile(path, limit: 1 << 20) == Array(text.utf8))
-        #expect(Processes.readFile(path, limit: 10_000) == Array(text.utf8.prefix(10_000)))
-        #expect(Processes.readFile(path, limit: 5) == Array(text.utf8.prefix(5)))
-        try "".write(toFile: path, atomically: true, encoding: .utf8)
-        #expect(Processes.readFile(path, limit: 100) == nil, "empty")
-        #expect(Processes.readFile(path + ".missing", limit: 100) == nil)
-        #expect((Processes.readFile("/proc/self/status", limit: 1 << 20)?.count ?? 0) > 100, "a /proc file of no size")
+/// `Processes` reads the `ProcFS` it is given: a made-up `/proc` names an application as the
+/// real one would.
+@Suite struct ProcessesInATreeTests {
+    @Test func aProcessInAnAppScopeIsItsDesktopApplication() throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let directory = root + "/4242"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try "Name:\tfirefox-esr\nPPid:\t1000\nUid:\t1000\t1000\t1000\t1000\n".write(
+            toFile: directory + "/status", atomically: false, encoding: .utf8)
+        try "0::/user.slice/user-1000.slice/app-gnome-firefox\\x2desr-4242.scope\n".write(
+            toFile: directory + "/cgroup", atomically: false, encoding: .utf8)
+        try "/usr/lib/firefox-esr/firefox-esr\0--new-window\0".write(
+            toFile: directory + "/cmdline", atomically: false, encoding: .utf8)
+        let processes = Processes(proc: ProcFS(root: root))
+        #expect(processes.programName(ofProcess: 4242) == "firefox-esr")
+        #expect(processes.parent(ofProcess: 4242) == 1000)
+        #expect(processes.owner(ofProcess: 4242) == 1000)
+        #expect(processes.cgroup(ofProcess: 4242) == "/user.slice/user-1000.slice/app-gnome-firefox\\x2desr-4242.scope")
+        #expect(processes.desktopApplication(ofProcess: 4242) == "firefox-esr")
+        #expect(processes.application(ofProcess: 4242) == "firefox-esr")
+        #expect(processes.application(ofProcess: 4243) == nil, "no such process in the tree")
     }
 }

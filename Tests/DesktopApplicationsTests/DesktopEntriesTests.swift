@@ -17,9 +17,9 @@ import Glibc
             child.send(signal: SIGKILL)
             _ = try? child.waitForExit(timeout: .seconds(5))
         }
-        #expect(Processes.programName(ofProcess: UInt32(child.pid)) == "sleep")
-        #expect(Processes.programName(ofProcess: 0) == nil)
-        #expect(Processes.programName(ofProcess: UInt32(Int32.max)) == nil, "no such process")
+        #expect(Processes().programName(ofProcess: UInt32(child.pid)) == "sleep")
+        #expect(Processes().programName(ofProcess: 0) == nil)
+        #expect(Processes().programName(ofProcess: UInt32(Int32.max)) == nil, "no such process")
     }
 
     @Test func desktopEntriesNameTheProgramsTheyRun() throws {

@@ -1,5 +1,6 @@
 import BusTestSupport
 import Foundation
+import Platform
 @testable import NetActivityBridge
 import Testing
 #if canImport(Glibc)
@@ -155,7 +156,7 @@ import Glibc
         try FileManager.default.createDirectory(at: empty.appendingPathComponent("123/fd"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: empty) }
         let record = SocketRecord(cookie: 1, uid: getuid(), inode: 77)
-        #expect(ProcessSocketOwners(uid: getuid(), procRoot: empty.path).owners(of: [record]).isEmpty)
+        #expect(ProcessSocketOwners(uid: getuid(), proc: ProcFS(root: empty.path)).owners(of: [record]).isEmpty)
     }
 
     @Test(.enabled(if: getuid() == 0, "needs root to make a cgroup"))

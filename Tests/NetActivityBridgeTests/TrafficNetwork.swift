@@ -1,6 +1,7 @@
 import BusTestSupport
 import DBus
 import Foundation
+import Platform
 import PrivateBusLauncher
 #if canImport(Glibc)
 import Glibc
@@ -57,16 +58,7 @@ final class AppScope {
     let path: String
     let name: String
 
-    static let cgroup2Mount: String? = {
-        guard let text = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            if let dash = fields.firstIndex(of: "-"), dash + 1 < fields.count, fields[dash + 1] == "cgroup2", dash > 4 {
-                return String(fields[4])
-            }
-        }
-        return nil
-    }()
+    static let cgroup2Mount: String? = ProcFS().mounts().first { $0.type == "cgroup2" }?.mountPoint
 
     init(desktopID: String) throws {
         guard let mount = Self.cgroup2Mount else { throw BusTestError("no cgroup2 mount") }

@@ -2,6 +2,7 @@ import BusTestSupport
 import Glibc
 import DBus
 import NetActivity
+import Platform
 @testable import NetActivityBridge
 import Testing
 
@@ -231,12 +232,12 @@ import Testing
             40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd
             41 31 0:38 / /sys/fs/cgroup/unified rw,relatime shared:5 - cgroup2 cgroup2 rw
             """
-        let mount = try #require(CgroupTree.cgroup2Mount(in: hybrid))
+        let mount = try #require(CgroupTree.cgroup2Mount(in: ProcFS.mounts(in: hybrid)))
         #expect(mount.path == "/sys/fs/cgroup/unified" && mount.root == "/")
         let escaped = "29 1 0:26 /user.slice /my\\040cgroups rw shared:4 - cgroup2 cgroup2 rw,nsdelegate"
-        let other = try #require(CgroupTree.cgroup2Mount(in: escaped))
+        let other = try #require(CgroupTree.cgroup2Mount(in: ProcFS.mounts(in: escaped)))
         #expect(other.path == "/my cgroups" && other.root == "/user.slice")
-        #expect(CgroupTree.cgroup2Mount(in: "31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n- - -\n") == nil)
+        #expect(CgroupTree.cgroup2Mount(in: ProcFS.mounts(in: "31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n- - -\n")) == nil)
     }
 
     @Test func aCgroupIdIsItsDirectorysInode() throws {

@@ -1,3 +1,5 @@
+import Platform
+
 /// Which bus to connect to.
 public enum BusAddress: Sendable, Equatable, CustomStringConvertible {
     /// The user's session bus (`DBUS_SESSION_BUS_ADDRESS`).
@@ -162,10 +164,10 @@ public final class Connection: @unchecked Sendable {
     /// disconnection). Messages returned here bypass filters. For simple clients and tests
     /// that have no `EventLoop`.
     public func readMessage(timeout: Duration) -> Message? {
-        let deadline = monotonicNanoseconds() &+ UInt64(clamping: timeout.nanoseconds)
+        let deadline = Clocks.monotonicNanoseconds() &+ UInt64(clamping: timeout.nanoseconds)
         while true {
             if let message = raw.popMessage() { return Message(consuming: message) }
-            let now = monotonicNanoseconds()
+            let now = Clocks.monotonicNanoseconds()
             guard now < deadline else { return nil }
             let left = deadline - now
             let milliseconds = Int32(clamping: (left + 999_999) / 1_000_000)

@@ -1,3 +1,5 @@
+import Platform
+
 internal import CDBus
 
 // MARK: - Writing a body
@@ -211,7 +213,7 @@ extension Value {
         case CDBus_TYPE_UNIX_FD:
             // libdbus hands out a duplicate that the reader owns; nothing here uses descriptors.
             let descriptor = readBasic(&iter, Int32(-1))
-            if descriptor >= 0 { closeDescriptor(descriptor) }
+            if descriptor >= 0 { FileDescriptor(rawValue: descriptor).close() }
             return .unixFileDescriptor
         default:
             throw BusError(.invalidArgs, "unknown type code \(type)")

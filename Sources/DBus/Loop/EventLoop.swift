@@ -1,3 +1,4 @@
+import Platform
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -29,7 +30,7 @@ public struct MonotonicClock: EventLoopClock {
     /// Creates a clock reading `CLOCK_MONOTONIC`.
     public init() {}
 
-    public var nanoseconds: UInt64 { monotonicNanoseconds() }
+    public var nanoseconds: UInt64 { Clocks.monotonicNanoseconds() }
     public var movesByItself: Bool { true }
     public func onAdvance(_ moved: @escaping @Sendable () -> Void) {}
 }
@@ -175,13 +176,13 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private static func deadline(of timeout: LibdbusTimeout) -> UInt64 {
-        monotonicNanoseconds() &+ UInt64(timeout.interval) &* 1_000_000
+        Clocks.monotonicNanoseconds() &+ UInt64(timeout.interval) &* 1_000_000
     }
 
     // MARK: - Timers
 
     /// Now on the timers' clock.
-    private var timerNow: UInt64 { timerClock?.nanoseconds ?? monotonicNanoseconds() }
+    private var timerNow: UInt64 { timerClock?.nanoseconds ?? Clocks.monotonicNanoseconds() }
 
     /// Runs `action` once on the loop after `delay`.
     @discardableResult
@@ -287,7 +288,7 @@ public final class EventLoop: @unchecked Sendable {
         if hasPosted.load(ordering: .acquiring) { runPostedWork() }
         let connections = self.connections
         dispatchAll(connections)
-        var now = monotonicNanoseconds()
+        var now = Clocks.monotonicNanoseconds()
         let fired = fireDueTimers(now: now, timerNow: timerClock?.nanoseconds ?? now)
         guard !stopRequested.load(ordering: .sequentiallyConsistent) else { return }
 
@@ -318,7 +319,7 @@ public final class EventLoop: @unchecked Sendable {
             polledWatches.append(watch)
             pollDescriptors.append(pollfd(fd: watch.descriptor, events: events, revents: 0))
         }
-        if fired { now = monotonicNanoseconds() }
+        if fired { now = Clocks.monotonicNanoseconds() }
         // Work posted from this thread during the turn woke nobody: run it next turn, at once.
         if hasPosted.load(ordering: .acquiring) { pending = true }
         let timeout = pending ? 0 : pollTimeout(now: now)
@@ -348,7 +349,7 @@ public final class EventLoop: @unchecked Sendable {
             watch.handle(revents: Int16(POLLIN))
             reads += 1
         }
-        heldUntil[watch.descriptor] = monotonicNanoseconds() &+ interval
+        heldUntil[watch.descriptor] = Clocks.monotonicNanoseconds() &+ interval
     }
 
     /// Reads of a paced socket in one turn at most: 128 KiB, some 900 launcher updates.

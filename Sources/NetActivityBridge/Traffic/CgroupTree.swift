@@ -1,7 +1,4 @@
-import DesktopApplications
-#if canImport(Glibc)
-import Glibc
-#endif
+import Platform
 
 /// The cgroup v2 hierarchy as `INET_DIAG_CGROUP_ID` names it: a cgroup's id is its directory's
 /// inode on the cgroup2 mount, so an id becomes a path by walking the tree once and again only
@@ -15,22 +12,13 @@ final class CgroupTree {
     /// Directories walked at most: a desktop has hundreds; more is not worth a sample's time.
     static let directoryLimit = 20_000
 
-    init(mountInfo: String? = Processes.readFile("/proc/self/mountinfo", limit: 1 << 20).map { String(decoding: $0, as: UTF8.self) }) {
-        mount = mountInfo.flatMap(Self.cgroup2Mount(in:))
+    init(mounts: [ProcFS.Mount] = ProcFS().mounts()) {
+        mount = Self.cgroup2Mount(in: mounts)
     }
 
-    /// The cgroup2 mount point and its root in a `/proc/self/mountinfo` text: the fields after
-    /// the `-` separator give the type; the 4th and 5th fields are the root and the mount
-    /// point, with spaces and the like escaped as `\040`.
-    static func cgroup2Mount(in text: String) -> (path: String, root: String)? {
-        for line in text.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard let separator = fields.firstIndex(of: "-"), separator >= 5, separator + 1 < fields.count,
-                fields[separator + 1] == "cgroup2"
-            else { continue }
-            return (unescaped(fields[4]), unescaped(fields[3]))
-        }
-        return nil
+    /// The cgroup2 mount point and the cgroup it shows as its root, among `mounts`.
+    static func cgroup2Mount(in mounts: [ProcFS.Mount]) -> (path: String, root: String)? {
+        mounts.first { $0.type == "cgroup2" }.map { ($0.mountPoint, $0.root) }
     }
 
     /// The cgroup path (as `/proc/PID/cgroup` writes it) of the cgroup with id `id`, or nil.
@@ -51,38 +39,12 @@ final class CgroupTree {
         var found: [UInt64: String] = [:]
         var pending: [(directory: String, cgroup: String)] = [(mount.path, mount.root)]
         while let (directory, cgroup) = pending.popLast(), found.count < Self.directoryLimit {
-            var status = stat()
-            guard stat(directory, &status) == 0 else { continue }
-            found[UInt64(status.st_ino)] = cgroup
-            guard let stream = opendir(directory) else { continue }
-            while let entry = readdir(stream) {
-                guard entry.pointee.d_type == UInt8(DT_DIR) else { continue }
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-                }
-                guard name != ".", name != ".." else { continue }
-                pending.append((directory + "/" + name, (cgroup == "/" ? "" : cgroup) + "/" + name))
+            guard let inode = FileSystem.status(of: directory)?.inode else { continue }
+            found[inode] = cgroup
+            for entry in Directory.entries(of: directory) ?? [] where entry.isDirectory {
+                pending.append((directory + "/" + entry.name, (cgroup == "/" ? "" : cgroup) + "/" + entry.name))
             }
-            closedir(stream)
         }
         paths = found
-    }
-
-    /// `\040` and the other octal escapes of mountinfo undone.
-    static func unescaped(_ field: Substring) -> String {
-        var bytes: [UInt8] = []
-        var utf8 = Array(field.utf8)[...]
-        while let byte = utf8.first {
-            if byte == UInt8(ascii: "\\"), utf8.count >= 4,
-                let value = UInt8(String(decoding: utf8.dropFirst().prefix(3), as: UTF8.self), radix: 8)
-            {
-                bytes.append(value)
-                utf8 = utf8.dropFirst(4)
-            } else {
-                bytes.append(byte)
-                utf8 = utf8.dropFirst()
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,7 +1,5 @@
 import DesktopApplications
-#if canImport(Glibc)
-import Glibc
-#endif
+import Platform
 
 /// Who owns a socket, from the kernel's and `/proc`'s answers: the socket's cgroup names the
 /// application when it is a systemd app unit; otherwise the process holding the socket's inode
@@ -14,16 +12,16 @@ import Glibc
 final class ProcessSocketOwners: SocketOwnerLookup {
     private let cgroups: CgroupTree
     private let uid: UInt32
-    private let procRoot: String
+    private let processes: Processes
 
     /// Processes scanned at most for one lookup, and descriptors per process.
     static let processLimit = 32_768
     static let descriptorLimit = 65_536
 
-    init(uid: UInt32, cgroups: CgroupTree = CgroupTree(), procRoot: String = "/proc") {
+    init(uid: UInt32, cgroups: CgroupTree = CgroupTree(), proc: ProcFS = ProcFS()) {
         self.uid = uid
         self.cgroups = cgroups
-        self.procRoot = procRoot
+        processes = Processes(proc: proc)
     }
 
     func owners(of sockets: [SocketRecord]) -> [UInt64: SocketOwner] {
@@ -41,7 +39,7 @@ final class ProcessSocketOwners: SocketOwnerLookup {
         var result: [UInt64: SocketOwner] = [:]
         for socket in sockets {
             let cgroup = socket.cgroupID.flatMap { paths[$0] }
-            if let owner = Self.owner(cgroup: cgroup, process: holders[socket.inode], entries: entryOfProgram) {
+            if let owner = Self.owner(cgroup: cgroup, process: holders[socket.inode], processes: processes, entries: entryOfProgram) {
                 result[socket.cookie] = owner
             }
         }
@@ -62,60 +60,42 @@ final class ProcessSocketOwners: SocketOwnerLookup {
 
     /// The owner of a socket in `cgroup` held by `process`: nil if neither names an application.
     static func owner(
-        cgroup: String?, process: UInt32?,
+        cgroup: String?, process: UInt32?, processes: Processes = Processes(),
         entries: (String) -> String? = { DesktopEntries.desktopID(forProgram: $0) }
     ) -> SocketOwner? {
-        let program = process.flatMap(Processes.programName(ofProcess:))
+        let program = process.flatMap(processes.programName(ofProcess:))
         var desktopID = cgroup.flatMap(ApplicationUnit.desktopID(inCgroup:))
-        if desktopID == nil, let process, let processCgroup = Processes.cgroup(ofProcess: process) {
+        if desktopID == nil, let process, let processCgroup = processes.cgroup(ofProcess: process) {
             desktopID = ApplicationUnit.desktopID(inCgroup: processCgroup)
         }
         if desktopID == nil, let program { desktopID = entries(program) }
         guard let application = desktopID ?? program else { return nil }
-        var processes: Set<UInt32> = []
+        var ancestry: Set<UInt32> = []
         var next = process
-        while let pid = next, pid > 1, processes.count < 64, processes.insert(pid).inserted {
-            next = Processes.parent(ofProcess: pid)
+        while let pid = next, pid > 1, ancestry.count < 64, ancestry.insert(pid).inserted {
+            next = processes.parent(ofProcess: pid)
         }
         return SocketOwner(
             application: application, desktopID: desktopID, program: program,
             label: desktopID.flatMap(DesktopEntries.name(of:)) ?? program ?? application,
-            icon: desktopID.flatMap(DesktopEntries.icon(of:)), cgroup: cgroup ?? process.flatMap(Processes.cgroup(ofProcess:)),
-            processes: processes)
+            icon: desktopID.flatMap(DesktopEntries.icon(of:)), cgroup: cgroup ?? process.flatMap(processes.cgroup(ofProcess:)),
+            processes: ancestry)
     }
 
     /// The process of this user holding each of `inodes`, from one walk of `/proc/*/fd`.
     private func processes(holding inodes: Set<UInt32>) -> [UInt32: UInt32] {
-        guard let proc = opendir(procRoot) else { return [:] }
-        defer { closedir(proc) }
+        let proc = processes.proc
         var found: [UInt32: UInt32] = [:]
-        var scanned = 0
-        while found.count < inodes.count, scanned < Self.processLimit, let entry = readdir(proc) {
-            let name = Self.name(of: entry)
-            guard let pid = UInt32(name) else { continue }
-            scanned += 1
-            var status = stat()
-            guard stat(procRoot + "/" + name, &status) == 0, status.st_uid == uid else { continue }
-            let fdDirectory = procRoot + "/" + name + "/fd"
-            guard let fds = opendir(fdDirectory) else { continue }
-            var descriptors = 0
-            var link = [CChar](repeating: 0, count: 64)
-            while descriptors < Self.descriptorLimit, let fd = readdir(fds) {
-                descriptors += 1
-                let count = readlink(fdDirectory + "/" + Self.name(of: fd), &link, link.count - 1)
-                guard count > 9 else { continue }
-                let target = String(decoding: link[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                guard target.hasPrefix("socket:["), target.hasSuffix("]"),
-                    let inode = UInt32(target.dropFirst(8).dropLast()), inodes.contains(inode), found[inode] == nil
+        for pid in proc.processIDs(limit: Self.processLimit) where found.count < inodes.count {
+            guard proc.owner(of: pid) == uid else { continue }
+            for descriptor in proc.descriptors(of: pid, limit: Self.descriptorLimit) {
+                guard let target = proc.target(ofDescriptor: descriptor, of: pid), target.hasPrefix("socket:["),
+                    target.hasSuffix("]"), let inode = UInt32(target.dropFirst(8).dropLast()), inodes.contains(inode),
+                    found[inode] == nil
                 else { continue }
                 found[inode] = pid
             }
-            closedir(fds)
         }
         return found
-    }
-
-    private static func name(of entry: UnsafeMutablePointer<dirent>) -> String {
-        withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
     }
 }

@@ -2,6 +2,7 @@ import DBus
 import DesktopApplications
 import NetActivity
 import NetActivityContract
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -145,7 +146,7 @@ final class TrafficSource: BridgeSource {
             }
             if reporterCgroups[pid] == nil {
                 if reporterCgroups.count >= 1_024 { reporterCgroups.removeAll() }
-                reporterCgroups[pid] = .some(Processes.cgroup(ofProcess: pid))
+                reporterCgroups[pid] = .some(ProcFS().cgroup(of: pid))
             }
             return ReportedActivity(processID: pid, cgroup: reporterCgroups[pid] ?? nil, claimedApplication: activity.claimedApplication)
         }

@@ -1,6 +1,7 @@
 import DBus
 import NetActivity
 import NetActivityContract
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -96,9 +97,7 @@ final class TopView: @unchecked Sendable {
 
     /// Now on CLOCK_MONOTONIC, in nanoseconds.
     static func now() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+        Clocks.monotonicNanoseconds()
     }
 
     /// The history's second for a reading of `now()`.

@@ -1,4 +1,5 @@
 import DesktopApplications
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,7 +28,7 @@ final class KernelTrafficSystem: TrafficSystem {
 
     func interfaces() -> [String: InterfaceCounters.Bytes] {
         func text(_ path: String) -> String {
-            Processes.readFile(path, limit: 1 << 20).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            FileSystem.contents(of: path, limit: 1 << 20).map { String(decoding: $0, as: UTF8.self) } ?? ""
         }
         let counters = InterfaceCounters.parseDev(text("/proc/net/dev"))
         let interfaces = Set(counters.keys)

@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An open file descriptor this process owns. A value, as the kernel's number is: whoever opens
+/// one closes it (`close()`), usually in a `defer`.
+public struct FileDescriptor: Equatable, Hashable, Sendable {
+    public let rawValue: Int32
+
+    public init(rawValue: Int32) {
+        self.rawValue = rawValue
+    }
+
+    /// Opens `path` for reading, closed on exec. The corresponding C function is `open`.
+    public static func open(readOnly path: String) throws(Errno) -> FileDescriptor {
+        let descriptor = retryingInterrupts { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+        guard descriptor >= 0 else { throw .current }
+        return FileDescriptor(rawValue: descriptor)
+    }
+
+    /// Opens `path` with the C flags `flags` (and `O_CLOEXEC`), creating it with `mode`.
+    public static func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(Errno) -> FileDescriptor {
+        let descriptor = retryingInterrupts { Glibc.open(path, flags | O_CLOEXEC, mode) }
+        guard descriptor >= 0 else { throw .current }
+        return FileDescriptor(rawValue: descriptor)
+    }
+
+    /// Reads what is there, up to `buffer.count` bytes; 0 at the end. The corresponding C
+    /// function is `read`.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        let count = retryingInterrupts { Glibc.read(rawValue, base, buffer.count) }
+        guard count >= 0 else { throw .current }
+        return count
+    }
+
+    /// Reads to the end, or `limit` bytes. Files in `/proc` say nothing of their size, so the
+    /// buffer starts small and doubles as they fill it: a file read every few seconds costs
+    /// what it holds, not `limit`.
+    public func readAll(limit: Int) throws(Errno) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: min(limit, 8_192))
+        var filled = 0
+        while filled < limit {
+            if filled == bytes.count { bytes += [UInt8](repeating: 0, count: min(bytes.count, limit - bytes.count)) }
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                retryingInterrupts { Glibc.read(rawValue, buffer.baseAddress! + filled, buffer.count - filled) }
+            }
+            guard count >= 0 else { throw .current }
+            guard count > 0 else { break }
+            filled += count
+        }
+        bytes.removeLast(bytes.count - filled)
+        return bytes
+    }
+
+    /// Writes all of `bytes`, however many calls it takes. The corresponding C function is
+    /// `write`.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
+        var offset = 0
+        while offset < bytes.count, let base = bytes.baseAddress {
+            let count = retryingInterrupts { Glibc.write(rawValue, base + offset, bytes.count - offset) }
+            guard count >= 0 else { throw .current }
+            offset += count
+        }
+    }
+
+    /// Closes it; not retried on EINTR, since Linux frees the number either way.
+    public func close() {
+        _ = Glibc.close(rawValue)
+    }
+}
