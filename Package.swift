@@ -57,7 +57,7 @@ let package = Package(
         // `netactivity browser-host`: the browser extension's native messaging host, its framing
         // and its downloads, testable without a browser.
         .target(
-            name: "NetActivityBrowser", dependencies: ["NetActivity", "NetActivityContract", "DesktopApplications"]),
+            name: "NetActivityBrowser", dependencies: ["NetActivity", "NetActivityContract", "DesktopApplications", "Platform"]),
         // The `netactivity` command line: status, push/pop, run, watch, top, tray, bridge, the shell hook,
         // browser-host.
         .target(

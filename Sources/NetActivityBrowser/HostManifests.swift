@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import NetActivity
+import Platform
 
 /// The native messaging host's manifests, which tell browsers where the host is and which
 /// extension may start it, and the places browsers read them from.
@@ -103,23 +104,23 @@ public enum HostManifests {
             if mkdir(directory, 0o755) != 0, errno != EEXIST { throw failure(directory) }
         }
         let temporary = path + ".new"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-        guard descriptor >= 0 else { throw failure(temporary) }
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let count = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                let error = failure(temporary)
-                close(descriptor)
-                unlink(temporary)
-                throw error
-            }
-            bytes = bytes.dropFirst(count)
+        guard let descriptor = try? FileDescriptor.open(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: mode) else {
+            throw failure(temporary)
+        }
+        var failed: Errno?
+        do {
+            try descriptor.write(Array(text.utf8))
+        } catch {
+            failed = error
+        }
+        if let failed {
+            descriptor.close()
+            unlink(temporary)
+            throw InstallError(path: temporary, reason: failed.description)
         }
         // The mode as asked, whatever the umask.
-        fchmod(descriptor, mode)
-        close(descriptor)
+        fchmod(descriptor.rawValue, mode)
+        descriptor.close()
         guard rename(temporary, path) == 0 else {
             let error = failure(path)
             unlink(temporary)

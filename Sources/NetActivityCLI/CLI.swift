@@ -2,6 +2,7 @@ import DBus
 import NetActivity
 import NetActivityBridge
 import NetActivityContract
+import Platform
 import NetActivityTray
 #if canImport(Glibc)
 import Glibc
@@ -91,10 +92,7 @@ public enum CLI {
 
     /// This program's absolute path, so the hook finds the same build whatever PATH holds.
     static func executablePath() -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return "netactivity" }
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        ProcFS().executable(of: nil) ?? "netactivity"
     }
 
     static func tray(_ options: TrayOptions) -> Int32 {

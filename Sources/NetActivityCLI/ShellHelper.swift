@@ -98,22 +98,23 @@ struct ShellHelper {
             // Read-write, so that no writer's close is an end; as standard input, so that fish
             // writes through /proc/PID/fd/0, which is gone (not a FIFO without a reader, whose
             // opening would block) as soon as the helper is.
-            let descriptor = open(fifo, O_RDWR)
-            guard descriptor >= 0 else {
-                Output.error("shell-helper: cannot open \(fifo): \(String(cString: strerror(errno)))")
+            let descriptor: FileDescriptor
+            do {
+                descriptor = try FileDescriptor.open(fifo, flags: O_RDWR)
+            } catch {
+                Output.error("shell-helper: cannot open \(fifo): \(error)")
                 return nil
             }
-            dup2(descriptor, 0)
-            close(descriptor)
+            dup2(descriptor.rawValue, 0)
+            descriptor.close()
             return 0
         }
         // The shell hands over its own read-write descriptor, which would keep the FIFO open
         // for writing for as long as the helper lives. Standard input stays that FIFO: the
         // shell checks through /proc that its helper still reads it.
-        let reopened = open("/proc/self/fd/0", O_RDONLY | O_CLOEXEC)
-        guard reopened >= 0 else { return 0 }
-        dup2(reopened, 0)
-        close(reopened)
+        guard let reopened = try? FileDescriptor.open(readOnly: ProcFS().path("fd/0", of: nil)) else { return 0 }
+        dup2(reopened.rawValue, 0)
+        reopened.close()
         return 0
     }
 }

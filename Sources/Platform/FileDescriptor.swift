@@ -55,10 +55,12 @@ public struct FileDescriptor: Equatable, Hashable, Sendable {
 
     /// Writes all of `bytes`, however many calls it takes. The corresponding C function is
     /// `write`.
-    public func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
+    public func write(_ bytes: [UInt8]) throws(Errno) {
         var offset = 0
-        while offset < bytes.count, let base = bytes.baseAddress {
-            let count = retryingInterrupts { Glibc.write(rawValue, base + offset, bytes.count - offset) }
+        while offset < bytes.count {
+            let count = bytes.withUnsafeBytes { buffer in
+                retryingInterrupts { Glibc.write(rawValue, buffer.baseAddress! + offset, buffer.count - offset) }
+            }
             guard count >= 0 else { throw .current }
             offset += count
         }

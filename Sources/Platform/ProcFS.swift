@@ -46,6 +46,12 @@ public struct ProcFS: Sendable {
         FileSystem.destination(ofLink: path("fd/\(descriptor)", of: process), limit: 256)
     }
 
+    /// The executable `process` (this one for nil) runs, as an absolute path; nil if it is gone
+    /// or not this user's.
+    public func executable(of process: UInt32?) -> String? {
+        FileSystem.destination(ofLink: path("exe", of: process))
+    }
+
     /// A number field of `/proc/PID/status` (`"PPid:"`, `"Uid:"`: the first number after it).
     public func statusField(_ key: String, of process: UInt32) -> UInt32? {
         guard let bytes = contents("status", of: process, limit: 4096) else { return nil }

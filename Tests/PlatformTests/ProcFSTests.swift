@@ -127,6 +127,21 @@ import Testing
         #expect(FileSystem.exists(directory) && !FileSystem.exists(directory + "/missing"))
     }
 
+    @Test func aDescriptorWritesAndReadsWholeAndSaysWhyItCannotOpen() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let bytes = (0..<100_000).map { UInt8(truncatingIfNeeded: $0) }
+        let file = try FileDescriptor.open(directory + "/file", flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600)
+        try file.write(bytes)
+        file.close()
+        let reader = try FileDescriptor.open(readOnly: directory + "/file")
+        defer { reader.close() }
+        #expect(try reader.readAll(limit: 1 << 20) == bytes)
+        #expect(throws: Errno.noSuchFile) { try FileDescriptor.open(readOnly: directory + "/missing") }
+        #expect(Errno.noSuchFile.description == "No such file or directory")
+        #expect(ProcFS().executable(of: nil)?.hasSuffix("xctest") == true)
+    }
+
     @Test func theClocks() {
         let first = Clocks.monotonicNanoseconds()
         #expect(Clocks.monotonicNanoseconds() >= first)

@@ -27,15 +27,15 @@ final class KernelTrafficSystem: TrafficSystem {
     static let readingsPerRouteReading = 30
 
     func interfaces() -> [String: InterfaceCounters.Bytes] {
-        func text(_ path: String) -> String {
-            FileSystem.contents(of: path, limit: 1 << 20).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        func text(_ file: String) -> String {
+            ProcFS().contents(file, of: nil, limit: 1 << 20).map { String(decoding: $0, as: UTF8.self) } ?? ""
         }
-        let counters = InterfaceCounters.parseDev(text("/proc/net/dev"))
+        let counters = InterfaceCounters.parseDev(text("net/dev"))
         let interfaces = Set(counters.keys)
         if routes.readingsLeft == 0 || routes.interfaces != interfaces {
             routes = (
-                InterfaceCounters.defaultRouteInterfaces(route: text("/proc/net/route")).union(
-                    InterfaceCounters.defaultRouteInterfaces(ipv6Route: text("/proc/net/ipv6_route"))),
+                InterfaceCounters.defaultRouteInterfaces(route: text("net/route")).union(
+                    InterfaceCounters.defaultRouteInterfaces(ipv6Route: text("net/ipv6_route"))),
                 interfaces, Self.readingsPerRouteReading)
         }
         routes.readingsLeft -= 1
