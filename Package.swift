@@ -18,12 +18,14 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
         ),
+        // The kernel's netlink and sock_diag headers, for the platform layer; nothing else lives here.
+        .systemLibrary(name: "CLinux"),
         // The one lock wrapper, shared by the model and the D-Bus layer, which know nothing of
         // each other.
         .target(name: "Locking"),
         // The kernel's concepts as Swift types (descriptors, directories, /proc, the clocks),
         // their raw calls behind it and EINTR handled once.
-        .target(name: "Platform"),
+        .target(name: "Platform", dependencies: ["CLinux"]),
         // A Swift layer over libdbus that knows nothing of network activity.
         .target(name: "DBus", dependencies: ["CDBus", "Locking", "Platform"]),
         // Counter, activities, throttle and debounce: pure Swift, driven by an injected clock.

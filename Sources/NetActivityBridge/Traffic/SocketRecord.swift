@@ -1,3 +1,5 @@
+import Platform
+
 /// One socket as sock_diag describes it (`inet_diag_msg` with its attributes): who owns it,
 /// where it goes, and, for TCP, how many bytes it has moved in each direction.
 struct SocketRecord: Equatable, Sendable {
@@ -138,27 +140,13 @@ func socketLookupRequest(_ socket: SocketRecord, protocolNumber: UInt8, sequence
 
 /// `nlmsghdr` and `inet_diag_req_v2`: a dump without `socket`, an exact lookup with it.
 private func socketDiagRequest(family: UInt8, protocolNumber: UInt8, states: UInt32, sequence: UInt32, socket: SocketRecord?) -> [UInt8] {
-    var bytes: [UInt8] = []
-    func append32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
-    func append16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
-    func address(_ value: [UInt8]) { bytes += value.count == 16 ? value : [UInt8](repeating: 0, count: 16) }
-    let requestSize = 56  // family, protocol, ext, pad, states, inet_diag_sockid (48)
-    append32(UInt32(Netlink.headerSize + requestSize))
-    append16(Netlink.sockDiagByFamily)
-    append16(socket == nil ? 0x0001 | 0x0300 : 0x0001)  // NLM_F_REQUEST, and NLM_F_DUMP for a dump
-    append32(sequence)
-    append32(0)  // port id: the kernel's
-    bytes += [family, protocolNumber, UInt8(1 << (SocketRecord.attributeInfo - 1)), 0]
-    append32(states)
-    guard let socket else {
-        bytes += [UInt8](repeating: 0, count: 48)
-        return bytes
-    }
-    for port in [socket.localPort, socket.remotePort] { bytes += [UInt8(port >> 8), UInt8(port & 0xFF)] }
-    address(socket.localAddress)
-    address(socket.remoteAddress)
-    append32(socket.interface)
-    append32(UInt32(truncatingIfNeeded: socket.cookie))
-    append32(UInt32(truncatingIfNeeded: socket.cookie >> 32))
-    return bytes
+    let request = InetDiagRequest(
+        family: family, protocolNumber: protocolNumber, states: states, extensions: UInt8(1 << (SocketRecord.attributeInfo - 1)))
+    return request.bytes(
+        sequence: sequence,
+        socket: socket.map {
+            InetDiagRequest.Socket(
+                localPort: $0.localPort, remotePort: $0.remotePort, localAddress: $0.localAddress,
+                remoteAddress: $0.remoteAddress, interface: $0.interface, cookie: $0.cookie)
+        })
 }

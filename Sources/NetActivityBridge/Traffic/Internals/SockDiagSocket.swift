@@ -1,61 +1,29 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Platform
 
-/// A `NETLINK_SOCK_DIAG` socket: the one place that holds the descriptor and speaks to the
-/// kernel. Everything it receives is handed up as bytes to `SocketRecord.parse(datagram:)`.
+/// A `NETLINK_SOCK_DIAG` socket: the one place that speaks sock_diag to the kernel, through the
+/// platform's `NetlinkSocket`. Everything it receives is handed up as bytes to
+/// `SocketRecord.parse(datagram:)`.
 final class SockDiagSocket {
-    private let descriptor: Int32
+    private let socket: NetlinkSocket
     private var sequence: UInt32 = 0
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
 
-    static let netlinkSockDiag: Int32 = 4
-    static let solNetlink: Int32 = 270
-    static let addMembership: Int32 = 1
-    /// `SKNLGRP_INET_TCP_DESTROY` and `SKNLGRP_INET6_TCP_DESTROY`.
-    static let tcpDestroyGroups: [Int32] = [1, 3]
-
-    /// Opens the socket; with `destroyGroups`, subscribed to the TCP destroy broadcasts and
-    /// non-blocking, to be drained.
+    /// Opens the socket; with `destroyGroups`, subscribed to the TCP destroy broadcasts, to be
+    /// drained without waiting.
     ///
     /// - Throws: the errno when the socket cannot be made or subscribed (a sandbox that forbids
     ///   sock_diag), as a description.
     init(destroyGroups: Bool) throws(TrafficProblem) {
-        descriptor = socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), Self.netlinkSockDiag)
-        guard descriptor >= 0 else { throw TrafficProblem("no sock_diag socket: \(String(cString: strerror(errno)))") }
-        if destroyGroups {
-            // Bound, so the kernel gives the socket a port id: a broadcast skips every socket
-            // whose port id is the sender's, and the kernel sends from 0, an unbound socket's.
-            // `struct sockaddr_nl` (linux/netlink.h, not in Glibc's module): family, padding, port
-            // id 0 (the kernel picks one), no groups.
-            var address = [UInt8](repeating: 0, count: 12)
-            withUnsafeBytes(of: UInt16(AF_NETLINK).littleEndian) { address.replaceSubrange(0..<2, with: $0) }
-            let bound = address.withUnsafeBytes {
-                bind(descriptor, $0.baseAddress?.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count))
-            }
-            guard bound == 0 else {
-                let reason = String(cString: strerror(errno))
-                close(descriptor)
-                throw TrafficProblem("cannot bind the sock_diag socket: \(reason)")
-            }
-            for group in Self.tcpDestroyGroups {
-                var value = group
-                guard setsockopt(descriptor, Self.solNetlink, Self.addMembership, &value, socklen_t(MemoryLayout<Int32>.size)) == 0
-                else {
-                    let reason = String(cString: strerror(errno))
-                    close(descriptor)
-                    throw TrafficProblem("cannot subscribe the TCP destroy broadcasts: \(reason)")
-                }
-            }
-            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-        } else {
+        do {
             // A dump is answered at once; a kernel that never answers must not hang the bridge.
-            var timeout = timeval(tv_sec: 1, tv_usec: 0)
-            _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            socket = try NetlinkSocket(
+                family: NetlinkSocket.sockDiag, groups: destroyGroups ? NetlinkSocket.tcpDestroyGroups : [],
+                receiveTimeout: destroyGroups ? nil : 1)
+        } catch {
+            throw TrafficProblem(
+                destroyGroups ? "cannot subscribe the TCP destroy broadcasts: \(error)" : "no sock_diag socket: \(error)")
         }
     }
-
-    deinit { close(descriptor) }
 
     /// Every socket of `protocolNumber` (6 TCP, 17 UDP) in `states`, IPv4 and IPv6.
     ///
@@ -116,15 +84,19 @@ final class SockDiagSocket {
     private func exchange(
         _ request: [UInt8], datagrams: Int, _ take: (ArraySlice<UInt8>) -> Bool
     ) throws(TrafficProblem) {
-        let sent = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
-        guard sent == request.count else { throw TrafficProblem("sock_diag request failed: \(String(cString: strerror(errno)))") }
+        do {
+            try socket.send(request)
+        } catch {
+            throw TrafficProblem("sock_diag request failed: \(error)")
+        }
         var received = 0
         while received < datagrams {
             received += 1
-            let count = receive(flags: 0)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw TrafficProblem("sock_diag answer failed: \(String(cString: strerror(errno)))")
+            let count: Int
+            do {
+                count = try socket.receive(into: &buffer)
+            } catch {
+                throw TrafficProblem("sock_diag answer failed: \(error)")
             }
             if count == 0 || take(buffer[0..<count]) { return }
         }
@@ -137,20 +109,18 @@ final class SockDiagSocket {
         var turns = 0
         while turns < 100_000 {
             turns += 1
-            let count = receive(flags: Int32(MSG_DONTWAIT))
-            if count < 0 {
-                if errno == EINTR || errno == ENOBUFS { continue }
+            let count: Int
+            do {
+                count = try socket.receive(into: &buffer, wait: false)
+            } catch .noBufferSpace {
+                continue
+            } catch {
                 break
             }
             if count == 0 { break }
             records += SocketRecord.parse(datagram: buffer[0..<count]).records
         }
         return records
-    }
-
-    private func receive(flags: Int32) -> Int {
-        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, flags) }
-        return min(count, buffer.count)
     }
 }
 
