@@ -186,7 +186,8 @@ struct SwiftCompiler {
     let products: String
     /// SwiftPM's manifest library, for a `Package.swift` block.
     let manifestAPI: String
-    /// The flags that let clang find libdbus's headers under CDBus's module map.
+    /// The flags that let clang find libdbus's headers under CDBus's module map, and the
+    /// kernel's under CLinux's.
     let cDBusFlags: [String]
 
     /// Objects a program linked against the client library needs: its target and those it uses,
@@ -207,6 +208,7 @@ struct SwiftCompiler {
         try #require(cflags.succeeded, "pkg-config --cflags dbus-1: \(cflags)")
         cDBusFlags =
             ["-Xcc", "-fmodule-map-file=" + Repository.path("Sources/CDBus/module.modulemap")]
+            + ["-Xcc", "-fmodule-map-file=" + Repository.path("Sources/CLinux/module.modulemap")]
             + cflags.stdout.split(whereSeparator: \.isWhitespace).flatMap { ["-Xcc", String($0)] }
     }
 
