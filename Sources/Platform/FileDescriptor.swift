@@ -34,6 +34,15 @@ public struct FileDescriptor: Equatable, Hashable, Sendable {
         return count
     }
 
+    /// Reads what is there into `buffer`, up to its size; 0 at the end.
+    public func read(into buffer: inout [UInt8]) throws(Errno) -> Int {
+        let count = buffer.withUnsafeMutableBytes { bytes in
+            retryingInterrupts { Glibc.read(rawValue, bytes.baseAddress, bytes.count) }
+        }
+        guard count >= 0 else { throw .current }
+        return count
+    }
+
     /// Reads to the end, or `limit` bytes. Files in `/proc` say nothing of their size, so the
     /// buffer starts small and doubles as they fill it: a file read every few seconds costs
     /// what it holds, not `limit`.

@@ -514,6 +514,43 @@ import Glibc
         #expect(hungUp.all == ["hung up"])
     }
 
+    // MARK: - Input
+
+    /// A descriptor with input runs its reader on the loop each time input comes, and at its
+    /// end; a reader that says it is done is polled no more.
+    @Test func aReaderRunsForEachInputUntilItIsDone() throws {
+        let loop = try EventLoop()
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let read = Log<String>()
+        let arrived = DispatchSemaphore(value: 0)
+        loop.onReadable(ends[0]) {
+            var buffer = [UInt8](repeating: 0, count: 16)
+            let count = Glibc.read(ends[0], &buffer, buffer.count)
+            read.append(count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : "end")
+            arrived.signal()
+            return count > 0
+        }
+        let thread = try RunningLoop(loop)
+        defer { try? thread.stop() }
+        let turned = DispatchSemaphore(value: 0)
+        loop.post { turned.signal() }
+        try wait(turned, for: "a turn of the loop")
+        #expect(read.all.isEmpty, "no input, no call")
+
+        _ = "q".withCString { Glibc.write(ends[1], $0, 1) }
+        try wait(arrived, for: "the first input")
+        _ = "x".withCString { Glibc.write(ends[1], $0, 1) }
+        try wait(arrived, for: "the second input")
+        close(ends[1])
+        try wait(arrived, for: "the end of input")
+        let later = DispatchSemaphore(value: 0)
+        loop.post { later.signal() }
+        try wait(later, for: "a later turn")
+        #expect(read.all == ["q", "x", "end"])
+    }
+
     // MARK: - Signals
 
     @Test func signalRunsItsActionOnTheLoop() throws {

@@ -74,6 +74,7 @@ public final class EventLoop: @unchecked Sendable {
     private var signalActions: [Int32: () -> Void] = [:]
     // Descriptors whose hang-up ends something (`onHangUp`), polled before the watches.
     @exclusivity(unchecked) private var hangUps: [(descriptor: Int32, action: () -> Void)] = []
+    @exclusivity(unchecked) private var readers: [(descriptor: Int32, action: () -> Bool)] = []
     // Sockets read at most once per interval (`attach(_:readingAtMostEvery:)`), in nanoseconds,
     // and until when each is held after its last read, on CLOCK_MONOTONIC.
     @exclusivity(unchecked) private var readPaces: [Int32: UInt64] = [:]
@@ -266,6 +267,15 @@ public final class EventLoop: @unchecked Sendable {
         hangUps.append((descriptor, action))
     }
 
+    // MARK: - Descriptors with input
+
+    /// Runs `action` on the loop each time `descriptor` has input to read, or has hung up, until
+    /// it returns false: a terminal's keys, a pipe. Nothing runs, and nothing wakes the loop,
+    /// while no input comes. Call it on the loop's thread, or before `run()`.
+    public func onReadable(_ descriptor: Int32, _ action: @escaping () -> Bool) {
+        readers.append((descriptor, action))
+    }
+
     // MARK: - Running
 
     /// Runs until `stop()`; returns at once if `stop()` came first.
@@ -306,6 +316,8 @@ public final class EventLoop: @unchecked Sendable {
         pollDescriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
         let hangUps = self.hangUps
         for hangUp in hangUps { pollDescriptors.append(pollfd(fd: hangUp.descriptor, events: 0, revents: 0)) }
+        let readers = self.readers
+        for reader in readers { pollDescriptors.append(pollfd(fd: reader.descriptor, events: Int16(POLLIN), revents: 0)) }
         for watch in watches where watch.isEnabled {
             var events = watch.pollEvents
             if !heldUntil.isEmpty, let until = heldUntil[watch.descriptor] {
@@ -328,7 +340,8 @@ public final class EventLoop: @unchecked Sendable {
 
         if pollDescriptors[0].revents != 0 { drainWakePipe() }
         if !hangUps.isEmpty { handleHangUps(hangUps) }
-        let watchesStart = 1 + hangUps.count
+        if !readers.isEmpty { handleReaders(readers, from: 1 + hangUps.count) }
+        let watchesStart = 1 + hangUps.count + readers.count
         for (index, watch) in polledWatches.enumerated() {
             let revents = pollDescriptors[index + watchesStart].revents
             guard revents != 0, watches.contains(watch) else { continue }
@@ -367,6 +380,14 @@ public final class EventLoop: @unchecked Sendable {
         for (index, hangUp) in polled.enumerated() where pollDescriptors[index + 1].revents & hungUp != 0 {
             hangUps.removeAll { $0.descriptor == hangUp.descriptor }
             hangUp.action()
+        }
+    }
+
+    /// Runs the action of each reader in `polled` (this turn's, polled from `start`) whose
+    /// descriptor is readable or hung up; one whose action says it is done is no longer polled.
+    private func handleReaders(_ polled: [(descriptor: Int32, action: () -> Bool)], from start: Int) {
+        for (index, reader) in polled.enumerated() where pollDescriptors[index + start].revents != 0 {
+            if !reader.action() { readers.removeAll { $0.descriptor == reader.descriptor } }
         }
     }
 

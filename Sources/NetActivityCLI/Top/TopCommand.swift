@@ -57,7 +57,7 @@ struct TopCommand {
         loop.onSignal(SIGTSTP) { view.suspend() }
         loop.onSignal(SIGCONT) { view.continued() }
         screen.enter()
-        KeyReader.start(reading: screen.input) { key in
+        KeyReader.start(on: loop, reading: screen.input) { key in
             guard key == UInt8(ascii: "q") || key == UInt8(ascii: "Q") else { return }
             loop.stop()
         }
