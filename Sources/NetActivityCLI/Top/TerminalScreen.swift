@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Platform
 
 /// The terminal `netactivity top` draws on: its size, its input one key at a time without
 /// echo, the alternate screen, and the way back to how the terminal was.
@@ -12,14 +10,14 @@ final class TerminalScreen {
     let input: Int32
     let output: Int32
     /// The input's settings before `enter()`, while they are changed; nil otherwise.
-    private var saved: termios?
+    private var saved: Terminal.Settings?
     /// The settings `enter()` made, to make again after the process was stopped and continued.
-    private var raw: termios?
+    private var raw: Terminal.Settings?
     private var entered = false
 
     /// The terminal on `output`, with keys from `input`; nil when `output` is not a terminal.
     init?(input: Int32 = 0, output: Int32 = 1) {
-        guard isatty(output) == 1 else { return nil }
+        guard Terminal.isTerminal(output) else { return nil }
         self.input = input
         self.output = output
     }
@@ -30,9 +28,7 @@ final class TerminalScreen {
 
     /// The size of the terminal on `descriptor`, or nil when it is none (or reports 0 × 0).
     static func size(of descriptor: Int32) -> TopFrame.Size? {
-        var size = winsize()
-        guard ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return nil }
-        return TopFrame.Size(columns: Int(size.ws_col), rows: Int(size.ws_row))
+        Terminal.size(of: descriptor).map { TopFrame.Size(columns: $0.columns, rows: $0.rows) }
     }
 
     /// Its size now; 80 × 24 if it cannot say.
@@ -47,16 +43,10 @@ final class TerminalScreen {
     func enter() {
         guard !entered else { return }
         entered = true
-        var settings = termios()
-        if isatty(input) == 1, tcgetattr(input, &settings) == 0 {
+        if let settings = Terminal.settings(of: input) {
             saved = settings
-            settings.c_lflag &= ~tcflag_t(ICANON | ECHO)
-            withUnsafeMutableBytes(of: &settings.c_cc) { cc in
-                cc[Int(VMIN)] = 1
-                cc[Int(VTIME)] = 0
-            }
-            raw = settings
-            tcsetattr(input, TCSAFLUSH, &settings)
+            raw = settings.keysWithoutEcho
+            Terminal.apply(settings.keysWithoutEcho, to: input, discardingInput: true)
         }
         Output.write(Self.enterAlternateScreen + Self.hideCursor, to: output)
     }
@@ -65,7 +55,7 @@ final class TerminalScreen {
     /// terminal its own settings and screen back, so `enter()`'s are made again.
     func reenter() {
         guard entered else { return }
-        if var settings = raw { tcsetattr(input, TCSANOW, &settings) }
+        if let raw { Terminal.apply(raw, to: input, discardingInput: false) }
         Output.write(Self.enterAlternateScreen + Self.hideCursor, to: output)
     }
 
@@ -75,7 +65,7 @@ final class TerminalScreen {
         guard entered else { return }
         entered = false
         Output.write(Self.showCursor + Self.leaveAlternateScreen, to: output)
-        if var settings = saved { tcsetattr(input, TCSAFLUSH, &settings) }
+        if let saved { Terminal.apply(saved, to: input, discardingInput: true) }
         saved = nil
         raw = nil
     }
