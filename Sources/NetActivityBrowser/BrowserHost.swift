@@ -1,6 +1,7 @@
 import DesktopApplications
 import NetActivity
 import NetActivityContract
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,9 +25,16 @@ public struct BrowserHost {
     /// each message; then ends every download. Sleeps in `read` between messages.
     public mutating func run(reading input: Int32 = 0) {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let descriptor = FileDescriptor(rawValue: input)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR || errno == EAGAIN { continue }
+            let count: Int
+            do {
+                count = try descriptor.read(into: &buffer)
+            } catch .wouldBlock {
+                continue
+            } catch {
+                break
+            }
             guard count > 0 else { break }
             receive(buffer[..<count])
         }

@@ -1,3 +1,4 @@
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,19 +17,6 @@ enum Output {
     /// Returns false when the reader has gone away (EPIPE).
     @discardableResult
     static func write(_ text: String, to descriptor: Int32) -> Bool {
-        var text = text
-        return text.withUTF8 { buffer in
-            guard let base = buffer.baseAddress else { return true }
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(descriptor, base + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += written
-            }
-            return true
-        }
+        (try? FileDescriptor(rawValue: descriptor).write(Array(text.utf8))) != nil
     }
 }

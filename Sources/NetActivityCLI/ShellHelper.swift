@@ -62,8 +62,14 @@ struct ShellHelper {
             }
             if descriptors.count > 1, descriptors[1].revents != 0 { break }
             guard descriptors[0].revents != 0 else { continue }
-            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR || errno == EAGAIN { continue }
+            let count: Int
+            do {
+                count = try FileDescriptor(rawValue: input).read(into: &buffer)
+            } catch .wouldBlock {
+                continue
+            } catch {
+                break
+            }
             guard count > 0 else { break }
             for line in reader.lines(in: buffer[..<count]) {
                 switch ShellHelperLine(line) {
