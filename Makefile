@@ -3,6 +3,7 @@
 #   make run                     install what is missing, build the service and run it on the session
 #                                bus, then build the command line while it runs
 #   make test                    install what is missing, build and run every test suite
+#   make check                   the unit tier alone (pure tests, in parallel): under a minute
 #   make install [PREFIX=...]    binaries, D-Bus activation file, systemd user unit, interface XML,
 #                                man pages, shell completions, the tray's autostart entry, the
 #                                browsers' native messaging host and this user's manifests for it
@@ -63,7 +64,7 @@ NETACTIVITYD ?=
 # Likewise for the command line; by default the `netactivity` beside $(NETACTIVITYD).
 NETACTIVITY ?= $(if $(NETACTIVITYD),$(dir $(NETACTIVITYD))netactivity,$(RELEASE_CLI))
 
-.PHONY: all deps build release run test test-debug install uninstall install-autostart uninstall-autostart clean bench bench-deps \
+.PHONY: all deps build release run test check test-debug install uninstall install-autostart uninstall-autostart clean bench bench-deps \
 	deb deb-deps test-deb-deps release-static test-deb interface
 
 all: build
@@ -105,8 +106,14 @@ TEST_PASSES := test-debug test-gnome test-asan test-tsan test-deb
 
 test: $(TEST_PASSES)
 
-test-debug: deps
+## The unit tier: no bus, no child process, nothing but the code and files of its own, so its
+## tests run in parallel; the system tier's suites (`@Suite(.system, ...)`) are skipped.
+check: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+	NETACTIVITY_TESTS=unit $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --parallel
+
+## The unit tier first, then everything one test at a time (the unit tier's few seconds again).
+test-debug: check
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS)
 
 ## The suites the sanitizer passes run: the libdbus layer, the service (the real netactivityd,

@@ -5,7 +5,7 @@ import Testing
 
 /// The bus's own interface, declared with typed descriptors: name-owner changes decoded once,
 /// forged ones refused, match rules made from the declaration, asynchronous calls decoded.
-@Suite struct BusDriverTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct BusDriverTests {
     @Test func matchRulesAreMadeFromTheDeclaration() {
         #expect(
             NameOwnerChange.matchRule(for: "org.freedesktop.PackageKit")

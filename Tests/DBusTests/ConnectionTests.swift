@@ -9,7 +9,7 @@ import Glibc
 
 /// Connections to a private bus: connecting, names, blocking calls, reading, filters, and the
 /// bus going away.
-@Suite struct ConnectionTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ConnectionTests {
     static func connect(_ bus: PrivateBus) throws -> Connection {
         try Connection(.address(bus.address))
     }

@@ -1,3 +1,4 @@
+import BusTestSupport
 import DBus
 import Testing
 
@@ -7,7 +8,7 @@ import Glibc
 
 /// Values libdbus would abort the process on (or put on the wire for the bus to reject) are
 /// refused with `InvalidArgs` before libdbus sees them; the process carries on.
-@Suite struct EncodingValidationTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct EncodingValidationTests {
     static func nestedVariants(_ depth: Int) -> Value {
         (0..<depth).reduce(Value.int32(1)) { inner, _ in .variant(inner) }
     }

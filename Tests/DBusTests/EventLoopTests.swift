@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// The poll(2) loop: timers, work posted from other threads, stopping, and signals.
-@Suite struct EventLoopTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct EventLoopTests {
     // MARK: - Timers
 
     @Test func timersFireOnceInDeadlineOrder() throws {

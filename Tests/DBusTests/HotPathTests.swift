@@ -5,7 +5,7 @@ import Testing
 /// The object server's speed-ups, each checked against what it stands in for: the reply
 /// templates against libdbus's own method return, the dispatch table against the
 /// specification's first-match rule (the signals' in `SignalBuilderTests`).
-@Suite struct HotPathTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct HotPathTests {
     // MARK: - Reply templates
 
     /// Method calls from `callers`, each received by `server` as the bus delivered it

@@ -3,7 +3,7 @@ import DBus
 import Testing
 
 /// `GetManagedObjects` over a family of objects, written in Swift and checked by libdbus.
-@Suite struct ObjectManagerTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ObjectManagerTests {
     static let name: BusName = "io.github.netactivity.ManagerTest"
     static let label = String(repeating: "x", count: 256)
 

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// An `ObjectServer` on a private bus, called by a second connection and by foreign clients.
-@Suite struct ObjectServerTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ObjectServerTests {
     // MARK: - Methods
 
     @Test func echoRoundTripsEveryValueOverTheWire() throws {

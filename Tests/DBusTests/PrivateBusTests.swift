@@ -8,7 +8,7 @@ import Glibc
 
 /// The harness every bus test stands on: a private dbus-daemon that foreign clients can reach,
 /// and child processes that are read with deadlines and never leaked.
-@Suite struct PrivateBusTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct PrivateBusTests {
     @Test func busctlReachesThePrivateBus() throws {
         try requireTool("busctl")
         let bus = try PrivateBus()

@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// Which application a systemd unit or cgroup is, by the names desktops give app units.
-@Suite struct ApplicationUnitTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ApplicationUnitTests {
     @Test(arguments: [
         ("app-gnome-org.gnome.Nautilus-1234.scope", "org.gnome.Nautilus"),
         ("app-org.gnome.Nautilus-1234.scope", "org.gnome.Nautilus"),
@@ -66,7 +66,7 @@ import Glibc
 
 /// `Processes` reads the `ProcFS` it is given: a made-up `/proc` names an application as the
 /// real one would.
-@Suite struct ProcessesInATreeTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ProcessesInATreeTests {
     @Test func aProcessInAnAppScopeIsItsDesktopApplication() throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }

@@ -10,7 +10,7 @@ import Glibc
 
 /// Which application a process is: its program, and the desktop entry that runs it; what
 /// entries say of themselves.
-@Suite struct DesktopEntriesTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct DesktopEntriesTests {
     @Test func aProcessIsNamedByItsProgram() throws {
         let child = try ChildProcess("/bin/sleep", ["30"])
         defer {
@@ -73,7 +73,7 @@ import Glibc
 }
 
 /// What one entry says of itself, read by the one reader.
-@Suite struct DesktopEntryTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct DesktopEntryTests {
     @Test func anEntryIsReadFromItsOwnGroup() throws {
         let path = NSTemporaryDirectory() + "netactivity-entry-" + UUID().uuidString.prefix(8) + ".desktop"
         defer { try? FileManager.default.removeItem(atPath: path) }

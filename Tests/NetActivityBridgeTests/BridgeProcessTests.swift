@@ -9,7 +9,7 @@ import Glibc
 
 /// `netactivity bridge` as a process: one per session, sources chosen by --only/--without, a
 /// source that cannot start said once while the others go on.
-@Suite struct BridgeProcessTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct BridgeProcessTests {
     @Test func aSecondBridgeLeavesAtOnce() throws {
         let service = try ServiceDaemon()
         let first = try service.startNetactivity(["bridge", "--only", "launcher"])

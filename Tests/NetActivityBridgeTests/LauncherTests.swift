@@ -11,7 +11,7 @@ import Glibc
 /// The launcher source of `netactivity bridge` against the real libunity (through PyGObject),
 /// `gdbus emit` and a sender of the test's own, on a private session bus with the real
 /// netactivityd.
-@Suite(.serialized) struct LauncherTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5)), .serialized) struct LauncherTests {
     /// The desktop entries the bridge finds.
     typealias Installed = LauncherBridge
 

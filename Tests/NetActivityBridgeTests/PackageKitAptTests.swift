@@ -9,7 +9,7 @@ import Glibc
 /// Real byte counts: packagekitd's apt backend downloads a package from a repository served on
 /// 127.0.0.1 (at about 1 MB/s, so the download lasts seconds), and the bridge reports the bytes
 /// `DownloadSizeRemaining` gives.
-@Suite(.serialized, .enabled(if: PackageKitDaemon.unavailable == nil, "\(PackageKitDaemon.unavailable ?? "")"))
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5)), .serialized, .enabled(if: PackageKitDaemon.unavailable == nil, "\(PackageKitDaemon.unavailable ?? "")"))
 struct PackageKitAptTests {
     @Test func aDownloadReportsItsBytes() throws {
         let repository = try LocalRepository(payloadBytes: 3_000_000)

@@ -11,7 +11,7 @@ import Glibc
 
 /// `netactivity bridge --only packagekit` against the real packagekitd (dummy backend), driven
 /// by the real pkcon, reporting to the real netactivityd on a private session bus.
-@Suite(.serialized, .enabled(if: PackageKitDaemon.unavailable == nil, "\(PackageKitDaemon.unavailable ?? "")"))
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5)), .serialized, .enabled(if: PackageKitDaemon.unavailable == nil, "\(PackageKitDaemon.unavailable ?? "")"))
 struct PackageKitBridgeTests {
     /// A refresh is one "Refreshing package lists" activity for the program that asked, mapped
     /// through its desktop entry, with the percentage as a fraction; it ends with the refresh.

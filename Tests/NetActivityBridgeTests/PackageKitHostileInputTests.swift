@@ -11,7 +11,7 @@ import Glibc
 /// What the PackageKit source makes of input the real packagekitd never sends: signals forged by
 /// another connection, and an owner of `org.freedesktop.PackageKit` that sends wrong types,
 /// 10 KB strings, absurd numbers and a flood of transactions.
-@Suite(.serialized, .enabled(if: PackageKitDaemon.unavailable == nil, "\(PackageKitDaemon.unavailable ?? "")"))
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5)), .serialized, .enabled(if: PackageKitDaemon.unavailable == nil, "\(PackageKitDaemon.unavailable ?? "")"))
 struct PackageKitHostileInputTests {
     /// Signals that look like packagekitd's but come from another connection change nothing:
     /// the next real transaction is the only activity.

@@ -14,7 +14,7 @@ import Glibc
 /// namespace reporting to a private bus, and a real cgroup named as a systemd app scope.
 /// Traffic only ever goes between those two namespaces.
 @Suite(
-    .serialized,
+    .system, .tags(.system), .timeLimit(.minutes(5)), .serialized,
     .enabled(if: TrafficNetwork.unavailable == nil, Comment(rawValue: TrafficNetwork.unavailable ?? "")))
 struct TrafficBridgeTests {
     /// Everything one test runs: the bus with the service, the namespaces, the server, the

@@ -10,7 +10,7 @@ import Glibc
 /// The seam's real side against this machine's kernel: a sock_diag dump finds a socket of this
 /// process with its counters, `/proc` names its owner, a cgroup id is its directory's inode,
 /// and a socket whose process is gone belongs to nobody.
-@Suite struct TrafficKernelTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TrafficKernelTests {
     /// A loopback TCP connection of this process that has moved `bytes` from client to server.
     final class Connection {
         let listener: Int32

@@ -8,7 +8,7 @@ import Testing
 
 /// sock_diag answers and /proc/net texts as the kernel writes them, and as it never should:
 /// truncated, lengths past the buffer, unknown attributes. Never a crash, never a made-up socket.
-@Suite struct TrafficParsingTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TrafficParsingTests {
     // MARK: - Crafted messages
 
     /// An `nlattr`: length, type, value, padded to 4 bytes.
@@ -252,7 +252,7 @@ import Testing
 
 /// The source where the kernel refuses sock_diag (a sandbox): it says so when it starts, once,
 /// and the bridge goes on with its other sources.
-@Suite struct TrafficSandboxTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TrafficSandboxTests {
     final class NoSockDiag: TrafficSystem, SocketOwnerLookup {
         func interfaces() -> [String: InterfaceCounters.Bytes] { [:] }
         func sockets() throws(TrafficProblem) -> (tcp: [SocketRecord], udp: [SocketRecord]) {

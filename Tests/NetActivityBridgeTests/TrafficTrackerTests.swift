@@ -1,10 +1,11 @@
+import BusTestSupport
 import Locking
 @testable import NetActivityBridge
 import Testing
 
 /// The traffic source's decisions on made-up samples and a made-up clock: when sockets are
 /// followed, when an application begins and ends, what it is credited, and who is never shown.
-@Suite struct TrafficTrackerTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TrafficTrackerTests {
     final class Owners: SocketOwnerLookup {
         var byCookie: [UInt64: SocketOwner] = [:]
         var asked: [UInt64] = []

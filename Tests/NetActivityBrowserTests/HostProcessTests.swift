@@ -13,7 +13,7 @@ import Glibc
 /// `netactivity browser-host` as a browser meets it: the real binary reading frames on its
 /// standard input (a FIFO the test writes), reporting to the real service, its problems each said
 /// once on stderr, its activities gone and its status 0 at the end of its input.
-@Suite struct HostProcessTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct HostProcessTests {
     static func frame(_ json: String) -> Data {
         Data(NativeMessageFramer.frame(Array(json.utf8)))
     }

@@ -11,7 +11,7 @@ import Glibc
 
 /// The extension and the host in the real browsers, headless, against the real service: what a
 /// user of Debian's Chromium or Firefox ESR sees of a download.
-@Suite(.serialized) struct RealBrowserTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5)), .serialized) struct RealBrowserTests {
     static let kibibyte = 1_024
 
     @Test(arguments: [HeadlessBrowser.Kind.chromium, .firefox])

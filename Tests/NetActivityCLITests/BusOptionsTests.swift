@@ -1,3 +1,4 @@
+import BusTestSupport
 import NetActivity
 import NetActivityCLI
 import NetActivityTray
@@ -5,7 +6,7 @@ import Testing
 
 /// What the bus options select: where push, pop and run report, and which services status,
 /// watch and tray follow.
-@Suite struct BusOptionsTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct BusOptionsTests {
     @Test(arguments: [
         (["watch"], Bus.session, Bus?.some(.session), Bus?.some(.system)),
         (["watch", "--session-only"], .session, .session, nil),

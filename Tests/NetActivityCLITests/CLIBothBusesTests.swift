@@ -59,7 +59,7 @@ let withinOneSecond: Duration = .milliseconds(1_300)
 // MARK: - Tests
 
 /// `watch`, `status` following the session and the system service as one indicator.
-@Suite struct CLIBothBusesTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct CLIBothBusesTests {
     @Test func watchShowsTheUnionAndEitherSideAloneWhileTheOtherIsGone() throws {
         let both = try TwoServices()
         let sessionProbe = try both.session.probe()
@@ -187,7 +187,7 @@ let withinOneSecond: Duration = .milliseconds(1_300)
 
 /// A system side that is not there (no system bus, as in most containers) only means no
 /// system entries.
-@Suite struct CLIMissingSystemBusTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct CLIMissingSystemBusTests {
     static let noBus = "unix:path=/nonexistent/netactivity-test/system_bus_socket"
 
     @Test func watchShowsTheSessionWithAtMostOneLineOnStderr() throws {

@@ -10,7 +10,7 @@ import Glibc
 
 /// `netactivity` where there is no bus to be had: no session bus at all is one line that says
 /// how to name one; no system bus at all (as in most containers) is silence.
-@Suite struct CLINoBusTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct CLINoBusTests {
     /// An environment with no session bus (no variable, an empty runtime directory, no X11
     /// display to autolaunch on) and a system bus address whose socket does not exist.
     static func noBuses(_ runtime: String) -> [String: String] {

@@ -10,7 +10,7 @@ import Glibc
 #endif
 
 /// `netactivity run`: an activity held for a command's lifetime, its exit status, signals.
-@Suite struct CLIRunTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct CLIRunTests {
     /// A shell command that prints its pid, then becomes `sleep 30` (so the pid is the sleep's).
     static let printPIDThenSleep = "echo $$; exec sleep 30"
 

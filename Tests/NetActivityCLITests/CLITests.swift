@@ -31,7 +31,7 @@ func netactivity(_ arguments: [String]) throws -> ProcessResult {
 }
 
 /// `status`, `push`, `pop`, help and usage errors of the `netactivity` command line.
-@Suite struct CLITests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct CLITests {
     // MARK: - status
 
     @Test func statusOfAnIdleService() throws {

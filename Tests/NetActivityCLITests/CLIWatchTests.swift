@@ -47,7 +47,7 @@ func jsonObject(_ line: String) throws -> [String: Any] {
 }
 
 /// `netactivity watch`: one line per change, current state first, in three formats.
-@Suite struct CLIWatchTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct CLIWatchTests {
     /// A panel that exits while nothing changes (waybar on SIGTERM): `watch` leaves with
     /// status 0 within a second, without waiting for a next line to fail on.
     @Test func watchLeavesWhenItsReaderExits() throws {

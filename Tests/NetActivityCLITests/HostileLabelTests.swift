@@ -9,7 +9,7 @@ import Testing
 /// Labels from any program on the bus come out of every output of the command line with none
 /// of the code points the one rule for text (`PrintableText`) keeps from a person: a terminal's
 /// C0 and C1 controls, bidirectional overrides, other format characters.
-@Suite struct HostileLabelTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct HostileLabelTests {
     static let labels = [
         "\u{9B}31mC1 CSI", "\u{1B}]0;retitled\u{07}\u{1B}[2JESC", "invoice\u{202E}fdp.exe", "zero\u{200B}\u{2066}width\u{FEFF}",
         "line\u{2028}separator", "del\u{7F}",

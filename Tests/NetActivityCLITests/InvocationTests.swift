@@ -6,7 +6,7 @@ import Testing
 
 /// The bus options are accepted after the subcommand too, without reaching into what `run`
 /// runs or into a subcommand option's value.
-@Suite struct InvocationTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct InvocationTests {
     @Test(arguments: [
         (["status", "--address", "unix:path=/b"], Bus.address("unix:path=/b")),
         (["status", "--json", "--address=unix:path=/b"], .address("unix:path=/b")),

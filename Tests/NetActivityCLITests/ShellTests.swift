@@ -12,7 +12,7 @@ import Glibc
 /// bus is a private one with the real service: `curl` against python's http.server on
 /// 127.0.0.1 holds an activity labelled with its command line while it runs, other commands
 /// fork nothing, and the activity ends with the shell.
-@Suite(.serialized) struct ShellTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5)), .serialized) struct ShellTests {
     @Test(arguments: [ShellTerminal.Shell.bash, .zsh, .fish])
     func curlHoldsAnActivityWhileItRuns(_ shell: ShellTerminal.Shell) throws {
         let service = try ServiceDaemon()

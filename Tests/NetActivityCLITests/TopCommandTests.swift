@@ -20,7 +20,7 @@ private func update(_ client: ServiceProbe, _ id: UInt32, _ completed: UInt64, o
 }
 
 /// `netactivity top --once`: one frame of a real service's state, into a pipe.
-@Suite struct TopOnceTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TopOnceTests {
     @Test func printsTheActivitiesClientsBeganTheBusiestFirst() throws {
         let service = try ServiceDaemon()
         let client = try service.probe()
@@ -81,7 +81,7 @@ private func update(_ client: ServiceProbe, _ id: UInt32, _ completed: UInt64, o
 
 /// `netactivity top` in a real terminal (tmux): it follows the service, redraws, fits the
 /// terminal as it is resized, sleeps while idle, and gives the terminal back however it ends.
-@Suite struct TopTerminalTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TopTerminalTests {
     /// Starts `top` in `terminal` on `service`'s bus, recording the terminal's settings before
     /// and after it (`alone`: top is a command line of its own, as bash goes on with the rest of
     /// a line when its job stops, and the caller types `recordExit` after it), and waits for its
@@ -265,7 +265,7 @@ private func update(_ client: ServiceProbe, _ id: UInt32, _ completed: UInt64, o
 }
 
 /// `top`'s command line.
-@Suite struct TopInvocationTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TopInvocationTests {
     @Test func parsesTopAndOnce() throws {
         #expect(try Invocation.parse(["top"]).command == .top(once: false))
         #expect(try Invocation.parse(["top", "--once"]).command == .top(once: true))

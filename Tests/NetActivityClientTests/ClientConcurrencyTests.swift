@@ -9,7 +9,7 @@ import Testing
 
 /// The library used from many tasks and threads at once; `swift test --sanitize=thread
 /// --filter ClientConcurrencyTests` runs just these.
-@Suite struct ClientConcurrencyTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ClientConcurrencyTests {
     @Test func manyTasksBeginningReportingAndEndingLeaveNothingBehind() async throws {
         let service = try ServiceDaemon()
         let problems = ProblemLog()

@@ -11,7 +11,7 @@ import Glibc
 #endif
 
 /// Every public call of the client library against a private bus and the real `netactivityd`.
-@Suite struct ClientLibraryTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ClientLibraryTests {
     // MARK: - Shared counter
 
     @Test func pushAndPopChangeTheServiceCount() async throws {

@@ -12,7 +12,7 @@ import Glibc
 
 /// `states()` follows the activity objects (contract version 2): one signal per change, never
 /// the whole list again; a restarted service is read afresh with GetManagedObjects and GetAll.
-@Suite struct ClientObjectsTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ClientObjectsTests {
     @Test func statesFollowTheObjectsWithoutReReadingTheList() async throws {
         try requireTool("dbus-monitor")
         let service = try ServiceDaemon()

@@ -10,7 +10,7 @@ import Glibc
 #endif
 
 /// An app built against `NetActivity` alone (`na-idleclient`), as a separate process.
-@Suite struct ClientProcessTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ClientProcessTests {
     @Test func anAppKilledWhileHoldingAPushLeavesCountZeroWithinASecond() async throws {
         let service = try ServiceDaemon()
         let probe = try service.probe()

@@ -48,7 +48,7 @@ final class FixedPathBus: Sendable {
     }
 }
 
-@Suite struct ClientReconnectTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ClientReconnectTests {
     @Test func theClientConnectsWhenTheBusAppearsAndAgainAfterLosingIt() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -11,7 +11,7 @@ import Glibc
 #endif
 
 /// The service missing, starting late, restarting, and started by D-Bus activation.
-@Suite struct ClientResilienceTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ClientResilienceTests {
     /// What "nothing waits for an answer" allows: well under the 25 s a call waits for its
     /// reply, so a call that waits fails the test, and loose enough for a loaded machine.
     static let promptly: Duration = .seconds(12)

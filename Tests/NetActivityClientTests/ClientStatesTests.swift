@@ -11,7 +11,7 @@ import Glibc
 #endif
 
 /// `states()`: the current state first, then every change in order, across service restarts.
-@Suite struct ClientStatesTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ClientStatesTests {
     @Test func theFirstStateIsTheCurrentOne() async throws {
         let service = try ServiceDaemon()
         let client = service.client(ProblemLog())

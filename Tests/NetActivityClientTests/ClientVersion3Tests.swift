@@ -8,7 +8,7 @@ import Testing
 
 /// The client library with contract version 3: hints at `begin`, `report(fraction:)`, the new
 /// snapshot fields, reading its own writes, and the fall back to a version 2 service.
-@Suite struct ClientVersion3Tests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ClientVersion3Tests {
     @Test func hintsAndFractionsReachTheService() async throws {
         let service = try ServiceDaemon()
         let problems = ProblemLog()

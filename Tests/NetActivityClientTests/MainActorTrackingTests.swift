@@ -1,3 +1,4 @@
+import BusTestSupport
 import NetActivity
 import NetActivityTestSupport
 import Testing
@@ -32,7 +33,7 @@ actor Syncer {
     }
 }
 
-@Suite struct MainActorTrackingTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct MainActorTrackingTests {
     @Test @MainActor func aMainActorClassCallsTracking() async throws {
         let service = try ServiceDaemon()
         let client = service.client(ProblemLog())

@@ -17,7 +17,7 @@ func readmeExample(address: String) async throws {
     for await state in indicator.states() { print(state.active, state.count); break }
 }
 
-@Suite struct ReadmeExampleTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ReadmeExampleTests {
     @Test func theReadmeExampleReachesTheServiceAndLeavesNothingBehind() async throws {
         let service = try ServiceDaemon()
         let probe = try service.probe()

@@ -12,7 +12,7 @@ func readmeMergeExample(session: String, system: String) async -> IndicatorSnaps
     return both
 }
 
-@Suite struct ReadmeMergeExampleTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ReadmeMergeExampleTests {
     @Test func theMergeExampleSumsAndMarks() async throws {
         let both = try TwoServices()
         try both.session.probe().call("Push")

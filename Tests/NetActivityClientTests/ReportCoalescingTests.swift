@@ -7,7 +7,7 @@ import Testing
 
 /// Reports are coalesced in the client: one `UpdateActivity` in flight per activity, the
 /// latest value always sent, nothing after the end. Counted by `dbus-monitor`, a foreign client.
-@Suite struct ReportCoalescingTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ReportCoalescingTests {
     @Test func tenThousandReportsInATightLoopAreAtMostFiftyCalls() async throws {
         try requireTool("dbus-monitor")
         let service = try ServiceDaemon()

@@ -8,7 +8,7 @@ import Testing
 /// A client on the program's own `EventLoop` (`NetActivityClient(bus:sharing:)`, as `netactivity
 /// bridge` makes it): reports made on the loop's thread and from other threads reach the service,
 /// and nothing runs while the loop does not.
-@Suite struct SharedLoopTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct SharedLoopTests {
     @Test func reportsMadeOnTheLoopAndOffItReachTheService() async throws {
         let service = try ServiceDaemon()
         let probe = try service.probe()

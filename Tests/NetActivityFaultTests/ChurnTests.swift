@@ -13,7 +13,7 @@ import Glibc
 /// Fifty client processes doing random work at once, a third of them SIGKILLed midway: the
 /// service ends exactly the killed clients' activities, keeps every shared push, and never
 /// announces a state that did not exist.
-@Suite struct ChurnTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(10))) struct ChurnTests {
     @Test func killedClientsLeaveExactlyTheSurvivorsActivitiesAndEveryPush() throws {
         let seed = Scale.seed()
         var random = SeededGenerator(seed: seed)

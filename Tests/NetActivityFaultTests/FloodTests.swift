@@ -8,7 +8,7 @@ import Testing
 /// Push/Pop as fast as eight connections can pipeline them: the service's memory stays flat,
 /// subscribers get throttled Count signals rather than one per call, and the final state is
 /// exact.
-@Suite struct FloodTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(10))) struct FloodTests {
     static let connections = 8
     /// Calls each connection keeps in flight.
     static let window = 128

@@ -12,7 +12,7 @@ import Testing
 /// calls (and therefore every expected reply) is known. `NETACTIVITY_SEED` replays a run;
 /// `NETACTIVITY_SOAK=1` sends 100,000 random calls instead of 3,000 and fills the shared counter
 /// to its cap.
-@Suite struct FuzzTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(10))) struct FuzzTests {
     @Test func randomCallsGetTheContractsRepliesAndLeaveExactlyTheirEffect() throws {
         let seed = Scale.seed()
         let service = try ServiceDaemon([], leakChecking: true)

@@ -13,7 +13,7 @@ import Glibc
 /// netactivityd SIGKILLed while clients hold activities: library clients re-assert what they
 /// hold in the new instance (raw clients, which keep no state, do not), and D-Bus activation
 /// brings the service back on the next call.
-@Suite struct RestartTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(10))) struct RestartTests {
     @Test func libraryClientsReassertAfterTheServiceIsKilledAndStartedAgain() async throws {
         let service = try ServiceDaemon(["--throttle-ms", "0"], leakChecking: true)
         let problems = ProblemLog()

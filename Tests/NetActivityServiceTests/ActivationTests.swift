@@ -12,7 +12,7 @@ import Glibc
 /// D-Bus activation: a call to the name with no service running starts `netactivityd` through
 /// the activation file, and the activated service finds the bus on its own (the daemon gives
 /// it `DBUS_SESSION_BUS_ADDRESS`; the file's `Exec=` has no `--address`).
-@Suite struct ActivationTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ActivationTests {
     /// The package root, where `dbus/` and the Makefile live.
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path

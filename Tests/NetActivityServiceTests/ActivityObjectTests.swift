@@ -13,7 +13,7 @@ import Glibc
 /// docs/interface.md, "Activity objects": each live activity is an object under the main
 /// object's ObjectManager, announced before the reply that made or ended it, and seen as D-Bus
 /// tools expect.
-@Suite struct ActivityObjectTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ActivityObjectTests {
     /// Every signal the service sends, in order, with the replies around them.
     static func subscribeToEverything(_ client: ServiceProbe) throws {
         try client.connection.addMatch("type='signal',sender='\(NetActivityBus.name)'")

@@ -7,7 +7,7 @@ import Testing
 
 /// docs/interface.md, "Error names": wrong signatures, unknown members and interfaces, and calls
 /// without an interface field.
-@Suite struct ErrorTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ErrorTests {
     /// A call with the wrong arguments and the signature the method expects.
     struct WrongCall: CustomStringConvertible {
         var member: MemberName

@@ -9,7 +9,7 @@ import Testing
 /// only a fair floor while it sends what the service sends: the same signals, with the same
 /// signatures and, for each activity object, the same properties. Compared here on the wire,
 /// so a property added to the interface fails this test until the floor carries it too.
-@Suite struct FloorSignalTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct FloorSignalTests {
     /// One signal as far as the comparison goes: its member, its signature, and the property
     /// (or interface) names it carries.
     struct Shape: Hashable, CustomStringConvertible {

@@ -7,7 +7,7 @@ import Testing
 
 /// The service as `busctl`, `dbus-send` and `gdbus` meet it: proof that it speaks D-Bus, not
 /// just to our own client.
-@Suite struct ForeignClientTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ForeignClientTests {
     private let name = NetActivityBus.name.rawValue
     private let path = NetActivityBus.path.rawValue
     private let interface = NetActivityBus.interface.rawValue

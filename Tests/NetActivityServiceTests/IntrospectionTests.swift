@@ -8,7 +8,7 @@ import Testing
 
 /// docs/interface.md, "Names": Introspectable on `/` down to the object, `busctl tree`, the
 /// checked-in interface XML, and `org.freedesktop.DBus.Peer`.
-@Suite struct IntrospectionTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct IntrospectionTests {
     /// `/`, `/io`, … each with the one child node it should list.
     static let ancestors: [(path: ObjectPath, child: String)] = [
         ("/", "io"), ("/io", "github"), ("/io/github", "netactivity"),

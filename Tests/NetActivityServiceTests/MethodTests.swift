@@ -6,7 +6,7 @@ import NetActivityService
 import Testing
 
 /// docs/interface.md, "Methods": Push and Pop, the shared counter.
-@Suite struct SharedCounterTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct SharedCounterTests {
     @Test func pushAddsOneAndPopTakesOne() throws {
         let service = try ServiceDaemon()
         let client = try service.probe()
@@ -80,7 +80,7 @@ import Testing
 }
 
 /// docs/interface.md, "Methods": BeginActivity, UpdateActivity, EndActivity.
-@Suite struct TrackedActivityTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TrackedActivityTests {
     @Test func idsAreNeverZeroIncreaseAndAreNotReused() throws {
         let service = try ServiceDaemon()
         let clients = [try service.probe(), try service.probe()]

@@ -15,7 +15,7 @@ import Glibc
 ///
 /// The service runs with no throttle (`ServiceDaemon()`'s default), so a release spread over
 /// several state changes would show as several signals.
-@Suite struct OwnerDepartureTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct OwnerDepartureTests {
     @Test func killedClientProcessReleasesAllItsActivitiesInOneSignal() throws {
         let service = try ServiceDaemon()
         let survivor = try service.probe()

@@ -11,7 +11,7 @@ import Glibc
 
 /// docs/interface.md, "Process behaviour": the name without queueing, `--replace`, SIGTERM/SIGINT,
 /// loss of the bus, and no wake-ups while idle — run as users meet the binary.
-@Suite struct NameOwnershipTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct NameOwnershipTests {
     @Test func secondInstanceExitsOneNamingTheOwner() throws {
         let service = try ServiceDaemon()
         let client = try service.probe()
@@ -74,7 +74,7 @@ import Glibc
 
 // MARK: - Command line
 
-@Suite struct CommandLineTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct CommandLineTests {
     @Test func helpListsEveryFlag() throws {
         let result = try run(try builtProduct("netactivityd"), ["--help"])
 
@@ -110,7 +110,7 @@ import Glibc
 
 // MARK: - Idle
 
-@Suite struct IdleTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct IdleTests {
     @Test func settledServiceDoesNotWakeUp() throws {
         let service = try ServiceDaemon([
             "--throttle-ms", "50", "--activation-delay", "0.2", "--completion-delay", "0.2",

@@ -7,7 +7,7 @@ import NetActivityService
 import Testing
 
 /// docs/interface.md, "Properties": values, types, and the standard Properties interface.
-@Suite struct PropertyTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct PropertyTests {
     /// Every property with its D-Bus type, as declared (`IntrospectionTests` pins the
     /// declaration to the contract's list).
     static let types: [String: Signature] = Dictionary(

@@ -10,7 +10,7 @@ import Testing
 /// leading-edge `Count`) signalled before the reply of the call that caused it, the throttle,
 /// and the `Visible` debounce: observed on the wire, from the real binary (ordering, the
 /// throttle) and from the service in-process on a manual clock (the debounce's delays).
-@Suite struct SignalOrderingTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct SignalOrderingTests {
     // MARK: - Signal before reply
 
     @Test(arguments: ["0", "50", "1000"])
@@ -141,7 +141,7 @@ import Testing
 
 // MARK: - Throttle
 
-@Suite struct ThrottleTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ThrottleTests {
     /// Ten thousand calls within one throttle window make one leading-edge Count and, when the
     /// window closes, one trailing Count with the final value: on the service's manual clock,
     /// which stands still through the flood, so the bound is exact rather than measured.
@@ -215,7 +215,7 @@ import Testing
 /// AFNetworking's anti-flicker rule, with the service in-process on a manual clock
 /// (`InProcessService`): `activationDelay` 0.5 s and `completionDelay` 0.3 s, each checked a
 /// millisecond before and at its deadline, with no real wait.
-@Suite struct VisibilityTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct VisibilityTests {
     static let settings = IndicatorSettings(
         throttle: .zero, activationDelay: .milliseconds(500), completionDelay: .milliseconds(300))
 

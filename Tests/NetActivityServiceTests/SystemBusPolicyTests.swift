@@ -13,7 +13,7 @@ import Glibc
 /// like the system bus: root owns the name and reports; `nobody` (a `setpriv` child) is refused
 /// reporting and the name, and may read and watch. CI runs as root, which these tests need (to
 /// be root, and to become nobody): they fail, not skip, anywhere else.
-@Suite struct SystemBusPolicyTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct SystemBusPolicyTests {
     static let policyFile = ActivationTests.repository + "/dbus/io.github.netactivity.NetActivity1.conf"
 
     private let name = NetActivityBus.name.rawValue

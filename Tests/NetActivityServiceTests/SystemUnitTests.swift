@@ -5,7 +5,7 @@ import Testing
 
 /// The systemd units in `dbus/` as systemd reads them (`systemd-analyze verify`), the system
 /// unit's sandboxing as `systemd-analyze security` rates it, and `make install-system`.
-@Suite struct SystemUnitTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct SystemUnitTests {
     private static let repository = ActivationTests.repository
     private static let systemUnit = "netactivityd-system.service"
     private static let userUnit = "netactivityd.service"

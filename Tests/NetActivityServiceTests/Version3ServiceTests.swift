@@ -9,7 +9,7 @@ import Testing
 /// Contract version 3 on the bus: hints and fraction mode with the real netactivityd; rates,
 /// which depend on time, with the service in-process on a manual clock (`InProcessService`).
 /// How the rate is smoothed is covered in NetActivityModelTests.
-@Suite struct Version3ServiceTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct Version3ServiceTests {
     typealias Hint = NetActivityBus.Hint
 
     static func hints(_ entries: [(String, Value)]) -> Value {

@@ -7,7 +7,7 @@ import NetActivityTray
 import Testing
 
 /// `FollowedServices.observe(on:)`, the merged state `watch` and the tray show.
-@Suite struct FollowedServicesTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct FollowedServicesTests {
     @Test func aSlowHandlerGetsTheLatestStateInsteadOfABacklog() throws {
         let service = try ServiceDaemon()
         let loop = try EventLoop()

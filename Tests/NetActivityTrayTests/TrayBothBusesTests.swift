@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// `netactivity tray --system-address B`: one item for the session's and the system's service.
-@Suite struct TrayBothBusesTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TrayBothBusesTests {
     /// No system bus at all (its socket does not exist, as in most containers) is no problem to
     /// report: the tray shows the session and says nothing.
     @Test func noSystemBusAtAllIsSilent() throws {

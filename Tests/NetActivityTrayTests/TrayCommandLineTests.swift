@@ -2,7 +2,7 @@ import BusTestSupport
 import Testing
 
 /// `netactivity tray` as a user types it: help, usage errors, an unreachable bus.
-@Suite struct TrayCommandLineTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TrayCommandLineTests {
     private func netactivity(_ arguments: [String]) throws -> ProcessResult {
         try run(try builtProduct("netactivity"), arguments, timeout: .seconds(30))
     }

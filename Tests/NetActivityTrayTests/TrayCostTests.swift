@@ -10,7 +10,7 @@ import Glibc
 
 /// What the ring costs the tray process: nothing at all while nothing changes, and the CPU
 /// time of following a download that reports progress continuously.
-@Suite struct TrayCostTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TrayCostTests {
     /// An idle tray (registered with a watcher, the service idle, nothing changing) makes no
     /// context switch at all: no thread of its own and no libdispatch pool, whose monitor
     /// would wake every second, since the tray runs on event loops and callbacks only.

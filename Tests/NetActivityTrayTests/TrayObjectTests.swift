@@ -5,7 +5,7 @@ import NetActivityTray
 import Testing
 
 /// The exported object as foreign clients see it.
-@Suite struct TrayObjectTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TrayObjectTests {
     @Test func gdbusIntrospectListsTheItemInterface() throws {
         try requireTool("gdbus")
         let bus = try TrayOnBus()

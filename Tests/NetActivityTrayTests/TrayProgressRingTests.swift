@@ -5,7 +5,7 @@ import NetActivityTray
 import Testing
 
 /// The ring drawn into `IconPixmap` while the overall progress is known, as a host reads it.
-@Suite struct TrayProgressRingTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TrayProgressRingTests {
     @Test func theRingIsDrawnIntoIconPixmapWhileProgressIsKnown() throws {
         let bus = try TrayOnBus()
         try bus.startTray()

@@ -10,7 +10,7 @@ import Glibc
 
 /// Registration with the StatusNotifierWatcher: at start, after the watcher changes owner, and
 /// when one appears late; and the process's own lifetime.
-@Suite struct TrayRegistrationTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TrayRegistrationTests {
     /// Returns once the tray and then `watcher` have answered a Ping: whatever the tray sent the
     /// watcher before answering has been handled by then.
     private func settle(_ bus: TrayOnBus, _ watcher: TestWatcher) throws {

@@ -5,7 +5,7 @@ import NetActivityTray
 import Testing
 
 /// Status, IconName and ToolTip follow the service's state, with one signal per real change.
-@Suite struct TrayStateTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TrayStateTests {
     @Test func followsPushAndPopWithOneSignalPerChange() throws {
         let bus = try TrayOnBus()
         let watcher = try bus.startWatcher()

@@ -14,7 +14,7 @@ import Glibc
 /// netpbm to keep PNG screenshots in `$NETACTIVITY_TRAY_SCREENSHOTS` when that is set (the
 /// `docs/images/tray-progress-ring.png` in docs/panels.md is cut from `tray-ring-25`, `tray-ring-75` and
 /// `tray-theme-icon`).
-@Suite(.enabled(if: ProcessInfo.processInfo.environment["NETACTIVITY_TRAY_XVFB"] == "1"))
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5)), .enabled(if: ProcessInfo.processInfo.environment["NETACTIVITY_TRAY_XVFB"] == "1"))
 struct XfcePanelTests {
     @Test func theIconAppearsInXfcesTrayWhileActiveAndAfterThePanelRestarts() throws {
         for tool in ["Xvfb", "xfce4-panel", "xwd"] where executablePath(tool) == nil {

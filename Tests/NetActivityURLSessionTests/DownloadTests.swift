@@ -13,7 +13,7 @@ import FoundationNetworking
 
 /// The deprecated `download(_:)` against a loopback HTTP server: the activity lives exactly as long as the
 /// transfer, whatever way it ends.
-@Suite struct DownloadTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct DownloadTests {
     static func body(_ count: Int) -> [UInt8] {
         (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
     }

@@ -13,7 +13,7 @@ import FoundationNetworking
 
 /// An app's own session tracked with one line: every task one activity, the app's delegate
 /// still called for everything.
-@Suite struct SessionTrackerTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct SessionTrackerTests {
     /// The app's delegate: collects bodies and completions as an app would.
     final class AppDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         let bodies = Locked<[Int: Int]>([:])

@@ -13,7 +13,7 @@ import FoundationNetworking
 
 /// However a transfer ends early, through whichever of the client's URLSession calls, its
 /// activity ends with it: one test per way of ending, run for each call.
-@Suite struct TransferEndingTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct TransferEndingTests {
     /// The calls that fetch a body.
     enum Call: String, CaseIterable, CustomTestStringConvertible {
         case deprecatedDownload = "download(_:)"

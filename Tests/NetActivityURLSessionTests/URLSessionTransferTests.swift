@@ -13,7 +13,7 @@ import FoundationNetworking
 
 /// `data(for:)`, `upload(for:…)` and `download(for:to:)` against a loopback HTTP server: one
 /// activity per transfer, labelled host/path, with progress, ended however the transfer ends.
-@Suite struct URLSessionTransferTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct URLSessionTransferTests {
     @Test func aRequestWithHeadersReturnsTheBodyAndTheResponse() async throws {
         let service = try ServiceDaemon()
         let problems = ProblemLog()

@@ -7,7 +7,7 @@ import Testing
 /// (per user, by hand), `make install` and the .deb (both from `browser-extension/host/*.in`)
 /// write the same manifests, naming a wrapper that runs the host; and the extension's ids in
 /// them are the extension's own; `make browser-extension` packs it.
-@Suite struct BrowserHostManifestTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct BrowserHostManifestTests {
     @Test func installManifestsWritesWhatTheTemplatesSay() throws {
         let home = try ScratchDirectory("browser-manifests")
         let netactivity = try builtProduct("netactivity")

@@ -18,7 +18,7 @@ func bashCompletions(_ words: [String]) throws -> [String] {
 }
 
 /// The completions in `completions/` offer what `netactivity --help` lists, and bash's works.
-@Suite struct CompletionTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct CompletionTests {
     let help: String
     let commands: [String]
 

@@ -100,7 +100,7 @@ private let install = "apt-get install -y -q --no-install-recommends"
 
 /// `scripts/install-deps.sh`, run for real against a fake apt: what it would install, and that it
 /// touches apt only when something is missing.
-@Suite struct InstallDepsTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct InstallDepsTests {
     @Test func nothingMissingTouchesNoApt() throws {
         let outcome = try FakeBox().run()
         #expect(outcome.result.exitStatus == 0, "\(outcome.result)")
@@ -214,7 +214,7 @@ private let install = "apt-get install -y -q --no-install-recommends"
 /// Scripts and Makefile recipes run under `set -o pipefail`; there a pipeline into a reader that
 /// exits early (`grep -q`, `head`) fails when the writer is killed by SIGPIPE, which turns a match
 /// into a failure at random. Read the writer's whole output first (`x=$(cmd)`, `sed -n 1p`).
-@Suite struct PipefailTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct PipefailTests {
     @Test func noPipelineEndsInAReaderThatExitsEarly() throws {
         let files = ["Makefile", ".ci/run"] + (try FileManager.default.contentsOfDirectory(
             atPath: Repository.path("scripts")).map { "scripts/" + $0 })

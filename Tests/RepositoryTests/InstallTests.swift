@@ -4,7 +4,7 @@ import Testing
 
 /// `make install` puts the man pages and completions where `man` and the shells look, and
 /// `make uninstall` takes away everything it put.
-@Suite struct InstallTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct InstallTests {
     @Test func installedManPagesAndCompletionsAreFoundAndUninstalled() throws {
         try requireTool("make")
         let prefix = try ScratchDirectory("install")

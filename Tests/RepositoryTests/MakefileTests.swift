@@ -8,7 +8,7 @@ import Glibc
 
 /// What the Makefile's targets would run (`make -n`): each needs only what it uses, builds what
 /// answers first first, and builds both programs without a runtime in the toolchain.
-@Suite struct MakefileTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct MakefileTests {
     /// `make -n TARGET`'s command lines.
     func dryRun(_ target: String, _ variables: [String] = []) throws -> [String] {
         try requireTool("make")

@@ -31,7 +31,7 @@ func helpTexts(_ product: String) throws -> [String] {
 }
 
 /// The man pages in `man/` render with `man -l` and describe every option `--help` lists.
-@Suite struct ManPageTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ManPageTests {
     static let pages = [("netactivityd", "man/netactivityd.8"), ("netactivity", "man/netactivity.1")]
 
     func render(_ page: String) throws -> ProcessResult {
@@ -71,7 +71,7 @@ func helpTexts(_ product: String) throws -> [String] {
 }
 
 /// `--version` of both programs prints `NetActivityBus.version`, the service's `Version`.
-@Suite struct VersionTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct VersionTests {
     @Test(arguments: [
         ("netactivityd", ["--version"]), ("netactivity", ["--version"]), ("netactivity", ["version"]),
     ])

@@ -21,7 +21,7 @@ struct ExamplePage: Sendable, CustomStringConvertible {
 /// by the fences' info strings (docs/development.md, "The examples in the docs"). `sh` blocks
 /// run line by line against the real netactivityd on a private bus standing in for the session
 /// bus; `swift` blocks compile, and the one followed by a `text` block runs and prints it.
-@Suite struct ReadmeTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct ReadmeTests {
     static let pages = [
         ExamplePage(path: "README.md", programsOnPath: false),
         ExamplePage(path: "docs/cli.md", programsOnPath: true),
