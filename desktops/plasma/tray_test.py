@@ -225,6 +225,10 @@ def start_session():
     # plasmashell places its panels on the screens KWin tells it of over D-Bus.
     wait_until("KWin on the session bus", lambda: running("kwin", kwin) and owned("org.kde.KWin"))
     kded = start("kded6", ["kded6"])
+    # kded6 owns the watcher's name from the start, but loads the module behind it when Plasma's
+    # system tray asks: ask now, so that the watcher answers before plasmashell is up.
+    wait_until("kded6", lambda: running("kded6", kded) and owned("org.kde.kded6"))
+    call("org.kde.kded6", "/kded", "org.kde.kded6", "loadModule", GLib.Variant("(s)", ("statusnotifierwatcher",)), "(b)")
     wait_until("kded6's StatusNotifierWatcher", lambda: running("kded6", kded) and registered_items() is not None)
     bare = screenshot("bare")
     start_plasmashell()
