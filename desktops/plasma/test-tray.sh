@@ -8,7 +8,9 @@
 # BINDIR holds netactivityd and netactivity (the -static-stdlib release build, which runs in any
 # root). Inside the root they are at /opt/netactivity/bin, with the source tree's data/icons at
 # /opt/netactivity/share/icons as an installation lays them out. The panel's pictures and the
-# programs' logs are kept in .build/desktops/plasma-SUITE.
+# programs' logs are kept in .build/desktops/plasma-SUITE: THEME-active.png and
+# THEME-ring-75.png are the item as Plasma draws it on the icon theme THEME, THEME-blank-slot.png
+# an item whose icon is missing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -31,10 +33,14 @@ status=0
 "$repo/desktops/root.sh" session "$suite" \
     --ro-bind "$bin:/opt/netactivity/bin" --ro-bind "$repo/data/icons:/opt/netactivity/share/icons" \
     --ro-bind "$here:/opt/netactivity/test" --bind "$shots:/opt/netactivity/screenshots" \
-    -- python3 /opt/netactivity/test/tray_test.py /opt/netactivity /opt/netactivity/screenshots || status=$?
+    -- python3 /opt/netactivity/test/tray_test.py /opt/netactivity /opt/netactivity/screenshots \
+    2>"$shots/session.log" || status=$?
 if [ $status = 0 ]; then
     echo "plasma-$suite: passed in $SECONDS s (pictures in $shots)"
 else
+    # What the session printed (the bus, Qt, a Python traceback): the programs' own logs are
+    # beside it.
+    tail -n 15 "$shots/session.log" >&2
     echo "plasma-$suite: FAILED after $SECONDS s (pictures and logs in $shots)" >&2
 fi
 exit $status
