@@ -423,10 +423,12 @@ def main():
                lambda: all(min(pixel) >= 200 and max(pixel) - min(pixel) <= 25
                            for pixel in screenshot().at(background)), timeout=30, interval=SCREENSHOT_INTERVAL)
     settled("panel", unlike=[bare])
+    log("the panel is drawn")
     start_service()
     panel = check_theme("breeze")
     for theme in ["Adwaita", "hicolor"]:
         set_icon_theme(theme, panel)
+        log(f"plasmashell started again with the icon theme {theme}")
         check_theme(theme.lower())
     log("passed")
 
