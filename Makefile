@@ -36,6 +36,9 @@ mandir := $(datadir)/man
 bashcompletiondir := $(datadir)/bash-completion/completions
 zshcompletiondir := $(datadir)/zsh/site-functions
 fishcompletiondir := $(datadir)/fish/vendor_completions.d
+# The tray's own icons, in the theme every icon theme falls back to.
+trayicondir := $(datadir)/icons/hicolor/scalable/status
+TRAY_ICONS := $(notdir $(wildcard data/icons/hicolor/scalable/status/*.svg))
 
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
@@ -184,7 +187,7 @@ install: $(if $(NETACTIVITYD),,release)
 	install -d "$(DESTDIR)$(bindir)" "$(DESTDIR)$(dbusservicedir)" \
 		"$(DESTDIR)$(dbusinterfacedir)" "$(DESTDIR)$(systemduserunitdir)" "$(DESTDIR)$(datadir)/netactivity"
 	install -d "$(DESTDIR)$(mandir)/man1" "$(DESTDIR)$(mandir)/man8" "$(DESTDIR)$(bashcompletiondir)" \
-		"$(DESTDIR)$(zshcompletiondir)" "$(DESTDIR)$(fishcompletiondir)"
+		"$(DESTDIR)$(zshcompletiondir)" "$(DESTDIR)$(fishcompletiondir)" "$(DESTDIR)$(trayicondir)"
 	install -m 0755 "$(or $(NETACTIVITYD),$(RELEASE_BINARY))" "$(DESTDIR)$(bindir)/netactivityd"
 	if [ -x "$(NETACTIVITY)" ]; then install -m 0755 "$(NETACTIVITY)" "$(DESTDIR)$(bindir)/netactivity"; fi
 	$(STRIP) "$(DESTDIR)$(bindir)/netactivityd"
@@ -205,6 +208,8 @@ install: $(if $(NETACTIVITYD),,release)
 	install -m 0644 completions/netactivity.bash "$(DESTDIR)$(bashcompletiondir)/netactivity"
 	install -m 0644 completions/_netactivity "$(DESTDIR)$(zshcompletiondir)/_netactivity"
 	install -m 0644 completions/netactivity.fish "$(DESTDIR)$(fishcompletiondir)/netactivity.fish"
+	install -m 0644 $(addprefix data/icons/hicolor/scalable/status/,$(TRAY_ICONS)) "$(DESTDIR)$(trayicondir)"
+	$(update-icon-cache)
 	$(MAKE) --no-print-directory install-gnome-extension
 	$(MAKE) --no-print-directory install-browser-host
 	@echo "installed netactivityd in $(DESTDIR)$(PREFIX); D-Bus activation starts it on first use"
@@ -219,10 +224,20 @@ uninstall:
 		"$(DESTDIR)$(systemduserunitdir)/netactivity-bridge.service" \
 		"$(DESTDIR)$(mandir)/man1/netactivity.1" "$(DESTDIR)$(mandir)/man8/netactivityd.8" \
 		"$(DESTDIR)$(bashcompletiondir)/netactivity" "$(DESTDIR)$(zshcompletiondir)/_netactivity" \
-		"$(DESTDIR)$(fishcompletiondir)/netactivity.fish"
+		"$(DESTDIR)$(fishcompletiondir)/netactivity.fish" \
+		$(addprefix "$(DESTDIR)$(trayicondir)/,$(addsuffix ",$(TRAY_ICONS)))
+	$(update-icon-cache)
 	rmdir "$(DESTDIR)$(datadir)/netactivity" 2>/dev/null || true
 	$(MAKE) --no-print-directory uninstall-gnome-extension
 	$(MAKE) --no-print-directory uninstall-browser-host
+
+# GTK reads a hicolor folder through its icon-theme.cache, where one exists, and would miss the
+# tray's icons until it is made again. Staged installs (DESTDIR) leave it to the package's
+# trigger.
+define update-icon-cache
+if [ -z "$(DESTDIR)" ] && [ -e "$(datadir)/icons/hicolor/icon-theme.cache" ]; then \
+	gtk-update-icon-cache --quiet --force "$(datadir)/icons/hicolor" || true; fi
+endef
 
 ## The tray's and the bridge's XDG autostart entries for the current user; run after
 ## `make install` (same PREFIX).

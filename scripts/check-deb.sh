@@ -48,6 +48,10 @@ for path in \
     ./usr/share/bash-completion/completions/netactivity \
     ./usr/share/zsh/site-functions/_netactivity \
     ./usr/share/fish/vendor_completions.d/netactivity.fish \
+    ./usr/share/icons/hicolor/scalable/status/io.github.netactivity.NetActivity-active.svg \
+    ./usr/share/icons/hicolor/scalable/status/io.github.netactivity.NetActivity-idle.svg \
+    ./usr/share/icons/hicolor/scalable/status/io.github.netactivity.NetActivity-active-symbolic.svg \
+    ./usr/share/icons/hicolor/scalable/status/io.github.netactivity.NetActivity-idle-symbolic.svg \
     ./etc/xdg/autostart/netactivity-tray.desktop \
     ./etc/xdg/autostart/netactivity-bridge.desktop \
     ./usr/lib/systemd/user/netactivity-bridge.service \

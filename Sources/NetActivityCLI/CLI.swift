@@ -55,7 +55,7 @@ public enum CLI {
             return tray(
                 TrayOptions(
                     bus: invocation.services.session ?? .session, services: invocation.services, activeIcon: icon,
-                    idleIcon: idleIcon, progressRing: progressRing))
+                    idleIcon: idleIcon, iconThemePath: TrayIcons.themePathOfThisProcess(), progressRing: progressRing))
         }
     }
 

@@ -153,9 +153,16 @@ enum Help {
         with status 0.
 
           --icon NAME         themed icon (or icon file path) while active
-                              (default: network-transmit-receive)
-          --idle-icon NAME    themed icon while idle (default: network-idle)
+                              (default: io.github.netactivity.NetActivity-active)
+          --idle-icon NAME    themed icon while idle
+                              (default: io.github.netactivity.NetActivity-idle)
           --no-progress-ring  keep the themed icon while the progress is known
+
+        NetActivity's own icons are in hicolor, which every icon theme falls back to. The same
+        icons in the panel's text colour are io.github.netactivity.NetActivity-active-symbolic
+        and io.github.netactivity.NetActivity-idle-symbolic. The item's IconThemePath points
+        hosts at them: at the source tree's data/icons when the tray runs from a build there,
+        else at share/icons beside the bin folder it runs from.
         """
 
     static let bridge = """

@@ -65,7 +65,7 @@ final class StatusNotifierItem {
                 Item.title.bind { TrayAppearance.title },
                 Item.status.bind { [unowned self] in appearance.status.rawValue },
                 Item.windowID.bind { 0 },
-                Item.iconThemePath.bind { "" },
+                Item.iconThemePath.bind { [options] in options.iconThemePath },
                 Item.menu.bind { StatusNotifierNames.noMenu },
                 Item.itemIsMenu.bind { false },
                 Item.iconName.bind { [unowned self] in appearance.iconName },

@@ -31,7 +31,7 @@ import Testing
         #expect(same.show == look(0.504) && same.retryAt == nil)
         // Progress unknown again: the theme icon comes back at once.
         let unknown = pacer.pace(look(nil), replacing: drawn, at: start + .milliseconds(20))
-        #expect(unknown.show.ring == nil && unknown.show.iconName == "network-transmit-receive")
+        #expect(unknown.show.ring == nil && unknown.show.iconName == TrayIcons.active)
         #expect(unknown.retryAt == nil)
         let hidden = pacer.pace(look(0.6, visible: false), replacing: drawn, at: start + .milliseconds(30))
         #expect(hidden.show.status == .passive && hidden.retryAt == nil)

@@ -13,7 +13,7 @@ import Testing
     @Test func idleIsPassiveWithTheIdleIcon() {
         let look = TrayAppearance(IndicatorSnapshot(), options: options)
         #expect(look.status == .passive)
-        #expect(look.iconName == "network-idle")
+        #expect(look.iconName == TrayIcons.idle)
         #expect(look.toolTip == .init(title: "Network activity", description: "Idle"))
     }
 
@@ -21,7 +21,7 @@ import Testing
         let state = IndicatorSnapshot(active: true, visible: false, count: 1, activities: [activity(1, "Sync")])
         let look = TrayAppearance(state, options: options)
         #expect(look.status == .passive)
-        #expect(look.iconName == "network-idle")
+        #expect(look.iconName == TrayIcons.idle)
         #expect(look.toolTip.description == "Sync")
     }
 
@@ -107,15 +107,15 @@ import Testing
     @Test func noRingWithoutProgressWhileHiddenOrWhenTurnedOff() {
         let unknown = IndicatorSnapshot(active: true, visible: true, count: 1)
         #expect(TrayAppearance(unknown, options: options).ring == nil)
-        #expect(TrayAppearance(unknown, options: options).iconName == "network-transmit-receive")
+        #expect(TrayAppearance(unknown, options: options).iconName == TrayIcons.active)
 
         let hidden = IndicatorSnapshot(active: true, visible: false, count: 1, progress: 0.5)
         #expect(TrayAppearance(hidden, options: options).ring == nil)
-        #expect(TrayAppearance(hidden, options: options).iconName == "network-idle")
+        #expect(TrayAppearance(hidden, options: options).iconName == TrayIcons.idle)
 
         let shown = IndicatorSnapshot(active: true, visible: true, count: 1, progress: 0.5)
         let plain = TrayAppearance(shown, options: TrayOptions(progressRing: false))
-        #expect(plain.ring == nil && plain.iconName == "network-transmit-receive")
+        #expect(plain.ring == nil && plain.iconName == TrayIcons.active)
     }
 
     @Test func onlyANewWholePercentIsANewIcon() {

@@ -26,8 +26,8 @@ import Testing
         }
         for property in [
             "readonly s Category = 'ApplicationStatus';", "readonly s Id = 'netactivity';", "readonly s Title = ",
-            "readonly s Status = 'Passive';", "readonly s IconName = 'network-idle';",
-            "readonly s AttentionIconName = 'network-transmit-receive';", "readonly b ItemIsMenu = false;",
+            "readonly s Status = 'Passive';", "readonly s IconName = 'io.github.netactivity.NetActivity-idle';",
+            "readonly s AttentionIconName = 'io.github.netactivity.NetActivity-active';", "readonly b ItemIsMenu = false;",
             "readonly i WindowId = 0;", "readonly o Menu = '/NO_DBUSMENU';", "readonly a(iiay) IconPixmap = [];",
             "readonly a(iiay) AttentionIconPixmap = [];", "readonly s OverlayIconName = '';",
             "readonly a(iiay) OverlayIconPixmap = [];", "readonly (sa(iiay)ss) ToolTip = ",
@@ -108,5 +108,9 @@ import Testing
         #expect(properties["Id"] == .string("netactivity"))
         #expect(properties["ItemIsMenu"] == .boolean(false))
         #expect(properties["Menu"] == .objectPath("/NO_DBUSMENU"))
+        // The built tray runs from this tree's .build: hosts find the icons in its data/icons.
+        let tree = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        #expect(properties["IconThemePath"] == .string(tree.path + "/data/icons"))
     }
 }

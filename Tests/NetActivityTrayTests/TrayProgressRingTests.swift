@@ -25,7 +25,7 @@ import Testing
         }
         #expect(quarter == ProgressRing.pixmaps(percent: 25))
         // The other icon properties stay as they were.
-        #expect(try item.string("AttentionIconName") == "network-transmit-receive")
+        #expect(try item.string("AttentionIconName") == TrayIcons.active)
 
         try bus.callService("UpdateActivity", [.uint32(download), .uint64(768), .uint64(1024)])
         try item.wait(for: "the ring at 75%") { try $0.pixmaps() == ProgressRing.pixmaps(percent: 75) }
@@ -34,12 +34,12 @@ import Testing
 
         // The total becomes unknown: the theme icon is back, the pixmaps gone.
         try bus.callService("UpdateActivity", [.uint32(download), .uint64(0), .uint64(0)])
-        try item.wait(for: "IconName back to the theme icon") { try $0.string("IconName") == "network-transmit-receive" }
+        try item.wait(for: "IconName back to the theme icon") { try $0.string("IconName") == TrayIcons.active }
         #expect(try item.pixmaps().isEmpty)
 
         try bus.callService("EndActivity", [.uint32(download)])
         try item.wait(for: "Status Passive") { try $0.string("Status") == "Passive" }
-        #expect(try item.string("IconName") == "network-idle")
+        #expect(try item.string("IconName") == TrayIcons.idle)
         #expect(try item.pixmaps().isEmpty)
     }
 
@@ -52,7 +52,7 @@ import Testing
         try item.wait(for: "Status Active with the tooltip at 50%") {
             try $0.string("Status") == "Active" && $0.toolTip().description.hasSuffix("Download — 50%")
         }
-        #expect(try item.string("IconName") == "network-transmit-receive")
+        #expect(try item.string("IconName") == TrayIcons.active)
         #expect(try item.pixmaps().isEmpty)
     }
 

@@ -13,17 +13,17 @@ import Testing
         try watcher.waitForRegistrations(1)
         let item = try bus.observeItem()
         #expect(try item.string("Status") == "Passive")
-        #expect(try item.string("IconName") == "network-idle")
+        #expect(try item.string("IconName") == TrayIcons.idle)
         #expect(try item.toolTip().description == "Idle")
 
         try bus.callService("Push")
         try item.wait(for: "Status Active after Push") { try $0.string("Status") == "Active" }
-        #expect(try item.string("IconName") == "network-transmit-receive")
+        #expect(try item.string("IconName") == TrayIcons.active)
         #expect(try item.toolTip() == ("Network activity", "1 other connection"))
 
         try bus.callService("Pop")
         try item.wait(for: "Status Passive after Pop") { try $0.string("Status") == "Passive" }
-        #expect(try item.string("IconName") == "network-idle")
+        #expect(try item.string("IconName") == TrayIcons.idle)
         #expect(try item.toolTip().description == "Idle")
 
         let signals = item.takeSignals()

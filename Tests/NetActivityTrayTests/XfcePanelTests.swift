@@ -96,7 +96,7 @@ struct XfcePanelTests {
 
         // No total any more: the theme icon, as a plain Push shows it.
         try bus.callService("UpdateActivity", [.uint32(download), .uint64(0), .uint64(0)])
-        try observer.wait(for: "the theme icon") { try $0.string("IconName") == "network-transmit-receive" }
+        try observer.wait(for: "the theme icon") { try $0.string("IconName") == TrayIcons.active }
         let theme = try desktop.settledScreenshot("theme-icon", unlike: [idle, quarter, threeQuarters])
         try bus.callService("Push")
         try bus.callService("EndActivity", [.uint32(download)])
