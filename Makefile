@@ -105,7 +105,7 @@ interface: deps
 
 ## Every test pass, in order. Later passes (sanitizers, ...) are added to this list, each as
 ## its own target below with its own --scratch-path so the builds do not overwrite each other.
-TEST_PASSES := test-debug test-gnome test-asan test-tsan test-deb
+TEST_PASSES := test-debug test-gnome test-asan test-tsan test-deb test-desktops
 
 test: $(TEST_PASSES)
 
