@@ -160,6 +160,11 @@ make_roots() {
     done
     [ ${#todo[@]} -gt 0 ] || return 0
     SECONDS=0
+    local reach
+    for suite in "${todo[@]}"; do
+        reach=$(curl -fsS -o /dev/null --max-time 20 "$(mirror)/dists/$suite/InRelease" 2>&1) ||
+            die "cannot reach the Debian mirror $(mirror) for $suite ($reach): the desktop matrix makes its roots from it"
+    done
     echo "desktops: making the roots of ${todo[*]} in $roots (once; later runs reuse them)" >&2
     for suite in "${todo[@]}"; do bootstrap_root "$suite" "$(root_of "$suite")" & pids+=($!); done
     for pid in "${pids[@]}"; do wait "$pid" || failed=1; done

@@ -82,16 +82,12 @@ if [ $stage = root ]; then
         [ -f "/usr/share/icons/hicolor/scalable/status/io.github.netactivity.NetActivity-$icon.svg" ] ||
             fail "the package did not install the tray's $icon icon in hicolor"
     done
+    chrome=/etc/opt/chrome/native-messaging-hosts/io.github.netactivity.browser.json
+    grep -q '"name": "io.github.netactivity.browser"' "$chrome" 2>/dev/null ||
+        fail "Google Chrome's host manifest is not at $chrome"
     session
     apt-get purge -y -q netactivity >/tmp/purge.log 2>&1 || { cat /tmp/purge.log >&2; fail "apt-get purge failed"; }
     after=$(files)
-    # A known problem, reported until the package is changed: base-files' postinst makes
-    # /etc/opt and no package lists it, so dpkg takes netactivity (whose Chrome manifest is in
-    # /etc/opt/chrome) for its only owner and removes it, empty, on purge, after postrm.
-    if [[ $before == *$'\n/etc/opt\n'* && $after != *$'\n/etc/opt\n'* ]]; then
-        echo "test-deb: KNOWN PROBLEM: purging removed /etc/opt, which base-files made"
-        after=$(printf '%s\n' "$after" /etc/opt | sort)
-    fi
     left=$(diff <(echo "$before") <(echo "$after") || true)
     [ -z "$left" ] || fail "purging did not leave the file system as it found it:"$'\n'"$left"
     echo "test-deb: purged; the file system is as before"

@@ -62,20 +62,16 @@ mv "$stage/usr/share/netactivity/netactivity-tray.desktop" "$stage/usr/share/net
 rmdir "$stage/usr/share/netactivity"
 # The browsers' native messaging host, for every user: Firefox reads /usr/lib/mozilla,
 # Chromium and Google Chrome their directories in /etc. `make install` put the wrapper the
-# manifests name in /usr/lib/netactivity.
+# manifests name in /usr/lib/netactivity. Google Chrome's, in /etc/opt/chrome, is a link that
+# debian/postinst makes to the copy in /usr/share/netactivity/chrome (see there why).
 for entry in usr/lib/mozilla/native-messaging-hosts:firefox etc/chromium/native-messaging-hosts:chromium \
-    etc/opt/chrome/native-messaging-hosts:chromium; do
+    usr/share/netactivity/chrome:chromium; do
     install -d "$stage/${entry%:*}"
     sed -e 's|@path@|/usr/lib/netactivity/netactivity-browser-host|g' "browser-extension/host/${entry##*:}.json.in" \
         > "$stage/${entry%:*}/io.github.netactivity.browser.json"
     chmod 0644 "$stage/${entry%:*}/io.github.netactivity.browser.json"
 done
-# Google Chrome reads system-wide host manifests from /etc/opt/chrome alone, which Debian's
-# policy otherwise keeps for packages installed in /opt.
-install -d "$stage/usr/share/lintian/overrides"
-printf '%s\n' '# Google Chrome reads system-wide native messaging host manifests only from /etc/opt/chrome.' \
-    'netactivity: dir-or-file-in-etc-opt [etc/opt/chrome/*]' > "$stage/usr/share/lintian/overrides/netactivity"
-chmod 0644 "$stage/usr/share/lintian/overrides/netactivity"
+install -m 0755 debian/postinst debian/postrm "$stage/DEBIAN/"
 doc=$stage/usr/share/doc/netactivity
 install -d "$doc"
 install -m 0644 debian/copyright "$doc/copyright"
@@ -90,8 +86,7 @@ size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 sed -e "s|@VERSION@|$version|" -e "s|@ARCH@|$arch|" -e "s|@INSTALLED_SIZE@|$size|" \
     -e "s|@DEPENDS@|$depends|" debian/control.in > "$stage/DEBIAN/control"
 printf '%s\n' /etc/xdg/autostart/netactivity-tray.desktop /etc/xdg/autostart/netactivity-bridge.desktop \
-    /etc/chromium/native-messaging-hosts/io.github.netactivity.browser.json \
-    /etc/opt/chrome/native-messaging-hosts/io.github.netactivity.browser.json > "$stage/DEBIAN/conffiles"
+    /etc/chromium/native-messaging-hosts/io.github.netactivity.browser.json > "$stage/DEBIAN/conffiles"
 (cd "$stage" && find usr -type f -printf '%P\n' | sed 's|^|usr/|' | sort | xargs md5sum) > "$stage/DEBIAN/md5sums"
 
 mkdir -p "$out"

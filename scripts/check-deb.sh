@@ -60,7 +60,7 @@ for path in \
     ./usr/lib/netactivity/netactivity-browser-host \
     ./usr/lib/mozilla/native-messaging-hosts/io.github.netactivity.browser.json \
     ./etc/chromium/native-messaging-hosts/io.github.netactivity.browser.json \
-    ./etc/opt/chrome/native-messaging-hosts/io.github.netactivity.browser.json \
+    ./usr/share/netactivity/chrome/io.github.netactivity.browser.json \
     ./usr/share/doc/netactivity/copyright \
     ./usr/share/doc/netactivity/changelog.Debian.gz; do
     [[ $contents == *" $path"$'\n'* || $contents == *" $path" ]] || fail "$path is not in the package"
