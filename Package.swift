@@ -71,7 +71,7 @@ let package = Package(
         // How tests and benchmarks start processes and private dbus-daemons (the spawner, the
         // bus's directory, configuration and command line), without Foundation: shared by
         // BusTestSupport and the benchmark driver, which cannot depend on a test-support target.
-        .target(name: "PrivateBusLauncher", dependencies: ["DBus"], path: "Tests/PrivateBusLauncher"),
+        .target(name: "PrivateBusLauncher", dependencies: ["DBus", "Platform"], path: "Tests/PrivateBusLauncher"),
         // Private dbus-daemon instances and process helpers for the test suites.
         .target(name: "BusTestSupport", dependencies: ["DBus", "PrivateBusLauncher"], path: "Tests/BusTestSupport"),
         // The real netactivityd on a private bus (ServiceDaemon) and a client that looks at it

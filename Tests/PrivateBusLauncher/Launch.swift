@@ -1,3 +1,4 @@
+import Platform
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -174,13 +175,8 @@ public func writeFile(_ path: String, _ text: String) -> Bool {
 }
 
 private func removeTree(_ path: String) {
-    if let directory = opendir(path) {
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-            guard name != ".", name != ".." else { continue }
-            removeTree(path + "/" + name)
-        }
-        closedir(directory)
+    if let entries = Directory.entries(of: path) {
+        for entry in entries { removeTree(path + "/" + entry.name) }
         rmdir(path)
     } else {
         unlink(path)

@@ -1,3 +1,4 @@
+import Platform
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -82,12 +83,7 @@ public struct NetworkNamespacePair: Sendable {
     }
 
     private static func directoryNames(_ path: String) throws(LaunchError) -> [String] {
-        guard let stream = opendir(path) else { throw LaunchError("cannot read \(path)") }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            names.append(withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
-        }
-        return names
+        guard let entries = Directory.entries(of: path) else { throw LaunchError("cannot read \(path)") }
+        return entries.map(\.name)
     }
 }

@@ -1,3 +1,4 @@
+import Platform
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -118,14 +119,7 @@ public func readProcFile(_ path: String) -> String? {
 
 /// The ids in `/proc/PID/task`.
 private func taskIDs(of pid: Int32) -> [Int32] {
-    guard let directory = opendir("/proc/\(pid)/task") else { return [] }
-    defer { closedir(directory) }
-    var ids: [Int32] = []
-    while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        if let id = Int32(name) { ids.append(id) }
-    }
-    return ids
+    (Directory.entries(of: ProcFS().path("task", of: UInt32(pid))) ?? []).compactMap { Int32($0.name) }
 }
 
 /// A stat file's fields after the parenthesised command name (which may hold spaces): state first.
