@@ -1,3 +1,4 @@
+import Foundation
 import NetActivity
 import NetActivityContract
 import Testing
@@ -112,5 +113,59 @@ struct MergedSnapshotTests {
             activities: [activity(1, "a", .max, of: .max), activity(2, "b", .max, of: .max)])
         let both = IndicatorSnapshot.merging(session: huge, system: huge)
         #expect(both.progress == 1, "sums past UInt64.max neither trap nor exceed 1")
+    }
+}
+
+/// `IndicatorSnapshot.merging` against the table of cases the GNOME Shell extension's
+/// `mergedProgress` is held to (`gnome-extension/tests/merged-progress-cases.json`, run under
+/// gjs by `make test-gnome`): every panel shows the same overall progress.
+@Suite struct MergedProgressTableTests {
+    struct Table: Decodable {
+        struct Case: Decodable {
+            struct Side: Decodable {
+                var progress: Double?
+                var activities: [Activity]
+            }
+            struct Activity: Decodable {
+                var completed: UInt64
+                var total: UInt64
+                var fraction: Double?
+            }
+            var name: String
+            var sides: [Side]
+            var expected: Double?
+        }
+        var cases: [Case]
+    }
+
+    static let cases: [Table.Case] = {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../gnome-extension/tests/merged-progress-cases.json").path
+        guard let data = FileManager.default.contents(atPath: path), let table = try? JSONDecoder().decode(Table.self, from: data)
+        else { return [] }
+        return table.cases
+    }()
+
+    @Test func theTableIsRead() {
+        #expect(Self.cases.count >= 8)
+    }
+
+    @Test(arguments: cases.map(\.name)) func mergingAgreesWithTheExtension(name: String) throws {
+        let entry = try #require(Self.cases.first { $0.name == name })
+        let snapshots = entry.sides.map { side in
+            IndicatorSnapshot(
+                active: true, visible: true, count: UInt32(side.activities.count), progress: side.progress,
+                activities: side.activities.enumerated().map { index, activity in
+                    ActivityInfo(
+                        id: UInt32(index + 1), owner: ":1.1", label: "", completed: activity.completed, total: activity.total,
+                        started: 0, reportedFraction: activity.fraction)
+                })
+        }
+        let merged = IndicatorSnapshot.merging(session: snapshots[0], system: snapshots[1]).progress
+        if let expected = entry.expected {
+            #expect(abs((merged ?? -1) - expected) < 1e-9, "\(name): \(String(describing: merged))")
+        } else {
+            #expect(merged == nil, "\(name): \(String(describing: merged))")
+        }
     }
 }

@@ -142,24 +142,46 @@ class ServiceSide {
 }
 
 /**
- * The session's and the system's progress as one, as IndicatorSnapshot.merging does it:
- * bytes over both when both report a progress and both lists carry totals, else the mean, or
- * the one that reports. `activitiesOf` gives a side's activities when they are already at hand.
+ * The progress over `activities`, as IndicatorSnapshot.progress(of:) computes it: bytes over
+ * the activities with a total, and each fraction-only activity (no total, a fraction the
+ * service reports) weighed as one of the average size of those; null when none says how far
+ * it is.
+ */
+function activitiesProgress(activities) {
+    let completed = 0;
+    let total = 0;
+    let byteActivities = 0;
+    let fractions = 0;
+    let fractionActivities = 0;
+    for (const activity of activities) {
+        if (activity.total > 0) {
+            completed += Math.min(activity.completed, activity.total);
+            total += activity.total;
+            byteActivities += 1;
+        } else if (activity.fraction !== null) {
+            fractions += activity.fraction;
+            fractionActivities += 1;
+        }
+    }
+    if (byteActivities + fractionActivities === 0)
+        return null;
+    const weight = byteActivities > 0 ? total / byteActivities : 1;
+    return Math.min(1, Math.max(0, (completed + weight * fractions) / (total + weight * fractionActivities)));
+}
+
+/**
+ * The session's and the system's progress as one, as IndicatorSnapshot.merging does it: the
+ * one that reports a progress; with both, the progress over both lists when both know how far
+ * their activities are, else the mean of the two. `activitiesOf` gives a side's activities when
+ * they are already at hand. A test holds the two to one table of cases
+ * (gnome-extension/tests/merged-progress-cases.json).
  */
 function mergedProgress(sides, activitiesOf = side => side.activities()) {
     const reporting = sides.filter(side => side.progress !== null);
     if (reporting.length <= 1)
         return reporting.length ? reporting[0].progress : null;
-    let completed = 0;
-    let total = 0;
-    for (const side of reporting) {
-        const known = activitiesOf(side).filter(activity => activity.total > 0);
-        if (known.length === 0)
-            return reporting.reduce((sum, each) => sum + each.progress, 0) / reporting.length;
-        for (const activity of known) {
-            completed += Math.min(activity.completed, activity.total);
-            total += activity.total;
-        }
-    }
-    return Math.min(1, completed / total);
+    const lists = reporting.map(activitiesOf);
+    if (lists.some(list => activitiesProgress(list) === null))
+        return reporting.reduce((sum, each) => sum + each.progress, 0) / reporting.length;
+    return activitiesProgress(lists.flat());
 }

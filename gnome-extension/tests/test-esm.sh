@@ -30,3 +30,9 @@ GI_TYPELIB_PATH=$shell_libs LD_LIBRARY_PATH=$shell_libs dbus-run-session -- \
     cat "$work/stderr" >&2
     exit $status
 }
+# The extension's merged progress against the table the Swift merge is held to.
+gjs -m "$here/merged-progress.js" "$here/../src" "$here/merged-progress-cases.json" >"$work/merged" || {
+    status=$?
+    cat "$work/merged" >&2
+    exit $status
+}
