@@ -1,3 +1,4 @@
+import DBus
 import NetActivity
 import NetActivityContract
 import Platform
@@ -22,25 +23,87 @@ enum SnapshotFormat {
         ]).text
     }
 
+    /// An activity: every property its object declares, under the declaration's name in
+    /// snake case (`ClaimedApplication` → `claimed_application`), in the declaration's order,
+    /// then what a client works out (`remaining_seconds`, `bus`). A property this client keeps
+    /// no field for (one the service declares since) comes out of `otherProperties` as it came,
+    /// so a new property shows here with no edit.
     private static func json(_ activity: ActivityInfo) -> JSONText {
-        .object([
-            ("id", .integer(UInt64(activity.id))),
-            ("owner", .string(activity.owner)),
-            ("label", .string(activity.label)),
-            ("completed", .integer(activity.completed)),
-            ("total", .integer(activity.total)),
-            ("fraction", activity.fraction.map { .number($0) } ?? .null),
-            ("rate", .number(activity.rate)),
-            ("remaining_seconds", activity.remainingSeconds.map { .integer(UInt64(min($0.rounded(), 1e15))) } ?? .null),
-            ("started", .integer(activity.started)),
-            ("kind", .string(activity.kind)),
-            ("icon", .string(activity.icon)),
-            ("claimed_application", .string(activity.claimedApplication)),
-            ("application", .string(activity.application)),
-            ("process_id", activity.processID.map { .integer(UInt64($0)) } ?? .null),
-            ("user_id", activity.userID.map { .integer(UInt64($0)) } ?? .null),
-            ("bus", .string(activity.bus == .system ? "system" : "session")),
-        ])
+        typealias Object = ActivityObjectInterface
+        let known: [MemberName: JSONText] = [
+            Object.id.name: .integer(UInt64(activity.id)),
+            Object.label.name: .string(activity.label),
+            Object.owner.name: .string(activity.owner),
+            Object.started.name: .integer(activity.started),
+            Object.completed.name: .integer(activity.completed),
+            Object.total.name: .integer(activity.total),
+            Object.processID.name: activity.processID.map { .integer(UInt64($0)) } ?? .null,
+            Object.userID.name: activity.userID.map { .integer(UInt64($0)) } ?? .null,
+            Object.application.name: .string(activity.application),
+            Object.claimedApplication.name: .string(activity.claimedApplication),
+            Object.icon.name: .string(activity.icon),
+            Object.kind.name: .string(activity.kind),
+            Object.fraction.name: activity.fraction.map { .number($0) } ?? .null,
+            Object.rate.name: .number(activity.rate),
+        ]
+        var members: [(String, JSONText)] = Object.descriptor.properties.compactMap { property in
+            guard let value = known[property.name] ?? activity.otherProperties[property.name.rawValue].map(json) else { return nil }
+            return (jsonName(property.name.rawValue), value)
+        }
+        // Properties of a newer service than this client's declaration, by name.
+        let declared = Set(Object.descriptor.properties.map(\.name.rawValue))
+        for (name, value) in activity.otherProperties.sorted(by: { $0.key < $1.key }) where !declared.contains(name) {
+            members.append((jsonName(name), json(value)))
+        }
+        members.append(("remaining_seconds", activity.remainingSeconds.map { .integer(UInt64(min($0.rounded(), 1e15))) } ?? .null))
+        members.append(("bus", .string(activity.bus == .system ? "system" : "session")))
+        return .object(members)
+    }
+
+    /// A D-Bus member name in snake case, as JSON keys are: `ProcessID` → `process_id`.
+    static func jsonName(_ name: String) -> String {
+        let characters = Array(name)
+        var result = ""
+        for (index, character) in characters.enumerated() {
+            if character.isUppercase, index > 0 {
+                let previous = characters[index - 1]
+                let next = index + 1 < characters.count ? characters[index + 1] : nil
+                if previous.isLowercase || previous.isNumber || (previous.isUppercase && next?.isLowercase == true) {
+                    result += "_"
+                }
+            }
+            result += character.lowercased()
+        }
+        return result
+    }
+
+    /// Any D-Bus value as JSON: numbers, strings and booleans as themselves, a dictionary with
+    /// string keys as an object, other arrays and structs as arrays, a variant as what it holds.
+    static func json(_ value: Value) -> JSONText {
+        switch value {
+        case .byte(let number): .integer(UInt64(number))
+        case .boolean(let flag): .bool(flag)
+        case .int16(let number): .number(Double(number))
+        case .uint16(let number): .integer(UInt64(number))
+        case .int32(let number): .number(Double(number))
+        case .uint32(let number): .integer(UInt64(number))
+        case .int64(let number): .number(Double(number))
+        case .uint64(let number): .integer(number)
+        case .double(let number): .number(number)
+        case .string(let text): .string(text)
+        case .objectPath(let path): .string(path.rawValue)
+        case .signature(let signature): .string(signature.rawValue)
+        case .unixFileDescriptor: .null
+        case .variant(let inner): json(inner)
+        case .structure(let fields): .array(fields.map(json))
+        case .dictEntry(let key, let value): .array([json(key), json(value)])
+        case .array(_, let elements):
+            if let entries = value.stringKeyedEntries {
+                .object(entries.sorted { $0.key < $1.key }.map { ($0.key, json($0.value)) })
+            } else {
+                .array(elements.map(json))
+            }
+        }
     }
 
     // MARK: - One line for people

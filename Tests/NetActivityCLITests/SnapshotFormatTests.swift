@@ -9,6 +9,33 @@ import Testing
 struct SnapshotFormatTests {
     private let sync = ActivityInfo(id: 1, owner: ":1.7", label: "Sync", completed: 1, total: 4, started: 0)
 
+    /// A property declared after this client was built (docs/architecture.md's `Retries`) comes
+    /// out of `status --json` and `watch --format json` under its name in snake case, with no
+    /// edit here: the client keeps it in `otherProperties`, and the JSON prints those too.
+    @Test func aPropertyTheClientHasNoFieldForIsPrintedUnderItsName() throws {
+        var activity = sync
+        activity.otherProperties = [
+            "Retries": .uint32(3),
+            "MirrorURL": .array(element: "s", [.string("a"), .string("b")]),
+            "ExtraHints": .dictionary(key: "s", value: "v", [(.string("x"), .variant(.boolean(true)))]),
+        ]
+        let json = SnapshotFormat.json(IndicatorSnapshot(active: true, visible: true, count: 1, activities: [activity]))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let printed = try #require((object["activities"] as? [[String: Any]])?.first)
+        #expect((printed["retries"] as? NSNumber)?.intValue == 3)
+        #expect(printed["mirror_url"] as? [String] == ["a", "b"])
+        #expect((printed["extra_hints"] as? [String: Bool]) == ["x": true])
+        #expect((printed["completed"] as? NSNumber)?.intValue == 1, "the declared ones as before")
+    }
+
+    @Test func jsonNamesAreTheDeclarationsInSnakeCase() {
+        #expect(SnapshotFormat.jsonName("ClaimedApplication") == "claimed_application")
+        #expect(SnapshotFormat.jsonName("ProcessID") == "process_id")
+        #expect(SnapshotFormat.jsonName("MirrorURL") == "mirror_url")
+        #expect(SnapshotFormat.jsonName("Id") == "id")
+        #expect(SnapshotFormat.jsonName("IDFor") == "id_for")
+    }
+
     @Test func waybarTextLeavesOutAZeroCountWhileStillVisible() {
         // Visible lingers through the completion delay after Count reached 0.
         let lingering = IndicatorSnapshot(active: false, visible: true, count: 0)
