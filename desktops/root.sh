@@ -141,7 +141,7 @@ fetch_into_pool() {
         mkdir -p "$pool/partial"
         # apt names the hash it knows: MD5Sum:…, SHA256:…, SHA512:…
         xargs -P 8 -L 1 sh -c 'sum=$(echo "${3%%:*}" | tr "A-Z" "a-z" | sed "s/sum\$//")sum
-            curl -fsS --retry 3 -o "$0/partial/$2" "$1" &&
+            curl -fsS --retry 5 --retry-delay 1 --retry-all-errors -o "$0/partial/$2" "$1" &&
             echo "${3#*:}  $0/partial/$2" | "$sum" --quiet -c - && mv "$0/partial/$2" "$0/$2"' "$pool" <"$list" ||
             { rm -f "$list"; die "fetching packages failed"; }
     fi
