@@ -88,9 +88,9 @@ let package = Package(
         .executableTarget(
             name: "na-testclient", dependencies: ["DBus", "BusTestSupport"], path: "Tests/TestClientExecutable"),
 
-        .testTarget(name: "NetActivityModelTests", dependencies: ["NetActivityModel"]),
+        .testTarget(name: "NetActivityModelTests", dependencies: ["NetActivityModel", "Platform"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "BusTestSupport"]),
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "BusTestSupport"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "Platform", "BusTestSupport"]),
         .testTarget(name: "DesktopApplicationsTests", dependencies: ["DesktopApplications", "Platform", "BusTestSupport"]),
         .testTarget(
             name: "NetActivityServiceTests",

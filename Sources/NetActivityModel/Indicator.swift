@@ -1,3 +1,5 @@
+import Platform
+
 /// Ledger + debounce + throttle: every mutation returns what must be announced right now
 /// (before the reply to the call that caused it).
 ///
@@ -19,7 +21,7 @@ public struct Indicator: Sendable {
     /// The ledger behind the properties, for reading.
     public private(set) var ledger = Ledger()
 
-    private let clock: any IndicatorClock
+    private let clock: any TimeSource
     private var throttle: Throttle
     private var progressThrottle: ProgressThrottle
     private var debounce: VisibilityDebounce
@@ -35,7 +37,7 @@ public struct Indicator: Sendable {
     public var holdsThrottled = false
 
     /// Creates an idle indicator reading time from `clock`.
-    public init(settings: IndicatorSettings = .init(), clock: any IndicatorClock) {
+    public init(settings: IndicatorSettings = .init(), clock: any TimeSource) {
         self.clock = clock
         throttle = Throttle(window: settings.throttle)
         progressThrottle = ProgressThrottle(window: settings.throttle)
@@ -133,7 +135,7 @@ public struct Indicator: Sendable {
         return (ended, settle())
     }
 
-    /// Begins a tracked activity started now (``IndicatorClock/wallMicroseconds``). Where the
+    /// Begins a tracked activity started now (the clock's `wallMicroseconds`). Where the
     /// owner's user id is given (the system bus), the per-user limit holds too.
     ///
     /// - Throws: as ``Ledger/begin(owner:label:started:userID:)``.

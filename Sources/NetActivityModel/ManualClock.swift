@@ -1,11 +1,12 @@
 import Locking
+import Platform
 
 /// A clock that moves only when told to, so tests control time exactly and never sleep.
 ///
 /// Both readings advance together: the wall clock moves by the same amount as the monotonic
 /// one. Safe to share between threads (every access takes a lock); hand the same instance to
 /// the code under test and to the test that advances it.
-public final class ManualClock: IndicatorClock, Sendable {
+public final class ManualClock: TimeSource, Sendable {
     private let start: Instant
     private let startWallMicroseconds: UInt64
     private let current: Locked<Instant>
@@ -25,6 +26,8 @@ public final class ManualClock: IndicatorClock, Sendable {
     public var now: Instant {
         current.withLock { $0 }
     }
+
+    public var monotonicNanoseconds: UInt64 { now.nanoseconds }
 
     /// The wall-clock reading: the initial one plus the time advanced so far, saturating.
     public var wallMicroseconds: UInt64 {

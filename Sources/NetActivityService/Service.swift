@@ -1,6 +1,7 @@
 import DBus
 import NetActivityContract
 import NetActivityModel
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +11,7 @@ import Glibc
 /// Single-threaded: everything runs on the event loop of the thread that calls `run()`.
 public final class Service {
     private let options: ServiceOptions
-    private let clock: any IndicatorClock
+    private let clock: any TimeSource
     // Read and changed several times by every call, by the loop's thread alone: each change
     // lends `indicator` to `Indicator` code that never calls back here or runs the loop, so no
     // access can overlap (`perform` asserts it in debug builds), and the runtime's checks would be
@@ -38,13 +39,13 @@ public final class Service {
     private static let outgoingLimit = 1 << 20
 
     /// Prepares a service; nothing touches the bus until `run()`.
-    public init(options: ServiceOptions, clock: any IndicatorClock = SystemClock()) throws(BusError) {
+    public init(options: ServiceOptions, clock: any TimeSource = SystemTime()) throws(BusError) {
         self.options = options
         self.clock = clock
         self.indicator = Indicator(settings: options.settings, clock: clock)
         // The loop's timers fire at the model's deadlines, so they read the model's clock; the
         // system clock is the loop's own CLOCK_MONOTONIC, which the loop reads directly.
-        self.loop = clock is SystemClock ? try EventLoop() : try EventLoop(clock: LoopClock(clock: clock))
+        self.loop = try EventLoop(clock: clock)
     }
 
     /// Whether SIGTERM and SIGINT shut the service down. Signals belong to the process: a
@@ -334,13 +335,4 @@ public final class Service {
         var line = "netactivityd: " + message + "\n"
         line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     }
-}
-
-/// The model's clock as the event loop's: a test's manual clock paces the model's deadlines and
-/// the timer that waits for them alike, and moving it wakes the loop.
-private struct LoopClock: EventLoopClock {
-    let clock: any IndicatorClock
-    var nanoseconds: UInt64 { clock.now.nanoseconds }
-    var movesByItself: Bool { clock.movesByItself }
-    func onAdvance(_ moved: @escaping @Sendable () -> Void) { clock.onAdvance(moved) }
 }

@@ -1,3 +1,4 @@
+import Platform
 import BusTestSupport
 import DBus
 import Foundation
@@ -11,7 +12,7 @@ final class Log<Element: Sendable>: Sendable {
 }
 
 /// A clock for a loop's timers that moves only when the test moves it, waking the loop.
-final class HandClock: EventLoopClock, Sendable {
+final class HandClock: TimeSource, Sendable {
     private struct State {
         var nanoseconds: UInt64 = 1_000_000_000
         var observers: [@Sendable () -> Void] = []
@@ -19,7 +20,8 @@ final class HandClock: EventLoopClock, Sendable {
 
     private let state = Locked(State())
 
-    var nanoseconds: UInt64 { state.withLock { $0.nanoseconds } }
+    var monotonicNanoseconds: UInt64 { state.withLock { $0.nanoseconds } }
+    var wallMicroseconds: UInt64 { 1_700_000_000_000_000 + monotonicNanoseconds / 1_000 }
     var movesByItself: Bool { false }
 
     func onAdvance(_ moved: @escaping @Sendable () -> Void) {

@@ -1,3 +1,4 @@
+import Platform
 import Testing
 @testable import NetActivityModel
 
@@ -36,7 +37,7 @@ struct ClockTests {
     }
 
     @Test func systemClockIsMonotonicAndAfter2023() {
-        let clock = SystemClock()
+        let clock = SystemTime()
         let first = clock.now
         let second = clock.now
         #expect(first <= second)

@@ -6,35 +6,6 @@ import Glibc
 import Musl
 #endif
 
-/// The time an event loop's timers (`EventLoop.schedule(after:_:)`) run on.
-///
-/// libdbus's own timeouts (replies, authentication) always run on `CLOCK_MONOTONIC`: they are
-/// about the bus, not about what the loop's owner schedules. Implementations must be safe to
-/// read from any thread.
-public protocol EventLoopClock: Sendable {
-    /// The current reading in nanoseconds; never decreases.
-    var nanoseconds: UInt64 { get }
-
-    /// Whether the clock moves by itself. The loop sleeps in poll(2) until the next timer's
-    /// deadline only on such a clock; a clock moved by hand wakes the loop instead, through
-    /// `onAdvance(_:)`.
-    var movesByItself: Bool { get }
-
-    /// Arranges for `moved` to run, on the thread that moves the clock, each time it is moved by
-    /// hand. A clock that moves by itself may ignore it.
-    func onAdvance(_ moved: @escaping @Sendable () -> Void)
-}
-
-/// `CLOCK_MONOTONIC`: the clock of a loop made without one.
-public struct MonotonicClock: EventLoopClock {
-    /// Creates a clock reading `CLOCK_MONOTONIC`.
-    public init() {}
-
-    public var nanoseconds: UInt64 { Clocks.monotonicNanoseconds() }
-    public var movesByItself: Bool { true }
-    public func onAdvance(_ moved: @escaping @Sendable () -> Void) {}
-}
-
 /// A single-threaded poll(2) loop that drives libdbus connections, timers, work posted from
 /// other threads, and POSIX signals.
 ///
@@ -94,7 +65,7 @@ public final class EventLoop: @unchecked Sendable {
     private let loopThread = Atomic<UInt>(0)
     // What the timers' deadlines are read on; nil for CLOCK_MONOTONIC, read directly because
     // every turn reads it.
-    private let timerClock: (any EventLoopClock)?
+    private let timerClock: (any TimeSource)?
 
     /// Creates a loop whose timers run on `clock`; nothing runs until `run()`.
     ///
@@ -102,7 +73,7 @@ public final class EventLoop: @unchecked Sendable {
     /// passes its deadline, and moving the clock wakes the loop: no timer waits on real time.
     ///
     /// - Throws: `Failed` if the wake-up pipe cannot be created.
-    public init(clock: some EventLoopClock = MonotonicClock()) throws(BusError) {
+    public init(clock: some TimeSource = SystemTime()) throws(BusError) {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw BusError(.failed, "cannot create a pipe: errno \(errno)") }
         for fd in fds {
@@ -111,7 +82,7 @@ public final class EventLoop: @unchecked Sendable {
         }
         wakeRead = fds[0]
         wakeWrite = fds[1]
-        timerClock = clock is MonotonicClock ? nil : clock
+        timerClock = clock is SystemTime ? nil : clock
         if !clock.movesByItself {
             // Weak: the clock may outlive the loop, and the pipe closes with it.
             clock.onAdvance { [weak self] in self?.wake() }
@@ -183,7 +154,7 @@ public final class EventLoop: @unchecked Sendable {
     // MARK: - Timers
 
     /// Now on the timers' clock.
-    private var timerNow: UInt64 { timerClock?.nanoseconds ?? Clocks.monotonicNanoseconds() }
+    private var timerNow: UInt64 { timerClock?.monotonicNanoseconds ?? Clocks.monotonicNanoseconds() }
 
     /// Runs `action` once on the loop after `delay`.
     @discardableResult
@@ -299,7 +270,7 @@ public final class EventLoop: @unchecked Sendable {
         let connections = self.connections
         dispatchAll(connections)
         var now = Clocks.monotonicNanoseconds()
-        let fired = fireDueTimers(now: now, timerNow: timerClock?.nanoseconds ?? now)
+        let fired = fireDueTimers(now: now, timerNow: timerClock?.monotonicNanoseconds ?? now)
         guard !stopRequested.load(ordering: .sequentiallyConsistent) else { return }
 
         // dispatchAll left every connection it saw with nothing to dispatch. Ask libdbus again
@@ -436,8 +407,8 @@ public final class EventLoop: @unchecked Sendable {
         guard timers.earliest != .max else { return wait }
         let clock = timerClock
         // A clock moved by hand wakes the loop as it moves: its timers wait on that, not on poll.
-        if let clock, !clock.movesByItself { return timers.earliest <= clock.nanoseconds ? 0 : wait }
-        let timerWait = Self.milliseconds(from: clock?.nanoseconds ?? now, to: timers.earliest)
+        if let clock, !clock.movesByItself { return timers.earliest <= clock.monotonicNanoseconds ? 0 : wait }
+        let timerWait = Self.milliseconds(from: clock?.monotonicNanoseconds ?? now, to: timers.earliest)
         return wait < 0 ? timerWait : min(wait, timerWait)
     }
 

@@ -105,7 +105,7 @@ final class TrafficSource: BridgeSource {
         return sample
     }
 
-    private static var now: Duration { .nanoseconds(MonotonicClock().nanoseconds) }
+    private static var now: Duration { .nanoseconds(Clocks.monotonicNanoseconds()) }
 
     private func apply(_ events: [TrafficEvent]) {
         for event in events {
