@@ -82,6 +82,10 @@ if [ $stage = root ]; then
         [ -f "/usr/share/icons/hicolor/scalable/status/io.github.netactivity.NetActivity-$icon.svg" ] ||
             fail "the package did not install the tray's $icon icon in hicolor"
     done
+    # Debian 13's GNOME Shell 48 loads the ES-module build, which lists it.
+    extension=/usr/share/gnome-shell/extensions/netactivity@netactivity.github.io
+    grep -q '"48"' "$extension/metadata.json" 2>/dev/null && [ "$(readlink "$extension")" = /usr/share/netactivity/gnome-shell/shell45 ] ||
+        fail "the GNOME Shell extension is not the build GNOME Shell 48 loads: $(readlink "$extension")"
     chrome=/etc/opt/chrome/native-messaging-hosts/io.github.netactivity.browser.json
     grep -q '"name": "io.github.netactivity.browser"' "$chrome" 2>/dev/null ||
         fail "Google Chrome's host manifest is not at $chrome"

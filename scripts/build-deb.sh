@@ -71,7 +71,16 @@ for entry in usr/lib/mozilla/native-messaging-hosts:firefox etc/chromium/native-
         > "$stage/${entry%:*}/io.github.netactivity.browser.json"
     chmod 0644 "$stage/${entry%:*}/io.github.netactivity.browser.json"
 done
+# Both builds of the GNOME Shell extension; debian/postinst links the one the installed shell
+# loads into /usr/share/gnome-shell/extensions, where `make install` put this machine's.
+rm -r "$stage/usr/share/gnome-shell"
+for format in shell43 shell45; do
+    install -d "$stage/usr/share/netactivity/gnome-shell/$format"
+    install -m 0644 ".build/gnome-extension/$format/netactivity@netactivity.github.io/"{extension.js,metadata.json,stylesheet.css} \
+        "$stage/usr/share/netactivity/gnome-shell/$format/"
+done
 install -m 0755 debian/postinst debian/postrm "$stage/DEBIAN/"
+install -m 0644 debian/triggers "$stage/DEBIAN/"
 doc=$stage/usr/share/doc/netactivity
 install -d "$doc"
 install -m 0644 debian/copyright "$doc/copyright"

@@ -55,8 +55,9 @@ for path in \
     ./etc/xdg/autostart/netactivity-tray.desktop \
     ./etc/xdg/autostart/netactivity-bridge.desktop \
     ./usr/lib/systemd/user/netactivity-bridge.service \
-    ./usr/share/gnome-shell/extensions/netactivity@netactivity.github.io/extension.js \
-    ./usr/share/gnome-shell/extensions/netactivity@netactivity.github.io/metadata.json \
+    ./usr/share/netactivity/gnome-shell/shell43/extension.js \
+    ./usr/share/netactivity/gnome-shell/shell45/extension.js \
+    ./usr/share/netactivity/gnome-shell/shell45/metadata.json \
     ./usr/lib/netactivity/netactivity-browser-host \
     ./usr/lib/mozilla/native-messaging-hosts/io.github.netactivity.browser.json \
     ./etc/chromium/native-messaging-hosts/io.github.netactivity.browser.json \
@@ -97,6 +98,12 @@ for program in netactivityd netactivity; do
     linked=$(ldd "$root/usr/bin/$program")
     [[ $linked != *libswift* && $linked != *libdispatch* ]] || fail "$program links the Swift runtime dynamically"
 done
+# No gnome-shell in the scratch database: the ES-module build, for GNOME 45 and later.
+extension=$(readlink "$root/usr/share/gnome-shell/extensions/netactivity@netactivity.github.io" || true)
+[ "$extension" = /usr/share/netactivity/gnome-shell/shell45 ] ||
+    fail "postinst linked the GNOME Shell extension to '$extension', not the ES-module build"
+[ -L "$root/etc/opt/chrome/native-messaging-hosts/io.github.netactivity.browser.json" ] ||
+    fail "postinst did not link Google Chrome's host manifest"
 activation=$(cat "$root/usr/share/dbus-1/services/io.github.netactivity.NetActivity1.service")
 [[ $activation == *"Exec=/usr/bin/netactivityd"* ]] || fail "the activation file does not start /usr/bin/netactivityd"
 for page in netactivity netactivityd; do
