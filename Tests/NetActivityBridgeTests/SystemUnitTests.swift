@@ -1,6 +1,10 @@
+import BusTestSupport
 import Foundation
 @testable import NetActivityBridge
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where systemd placed a socket's cgroup, whose it is on each side, and what a unit is called:
 /// pure parsing, table-tested.
@@ -79,5 +83,42 @@ import Testing
             unit: "fetch@mirror.service", cgroup: "/system.slice/fetch@mirror.service",
             description: descriptions.description(of: "fetch@mirror.service"))
         #expect(owner.label == "Test fetcher mirror" && owner.application == "fetch@mirror.service" && owner.icon == nil)
+    }
+}
+
+/// `UnitDescriptions` asking systemd: python-dbusmock's `systemd` template on a private bus
+/// that stands for the system bus, a unit added to it with a `Description`.
+@Suite struct UnitDescriptionsFromSystemdTests {
+    @Test func systemdsAnswerComesBeforeTheUnitFile() throws {
+        let bus = try PrivateBus()
+        let systemd = try ChildProcess(
+            "/usr/bin/python3", ["-m", "dbusmock", "--system", "--template", "systemd"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        defer { systemd.send(signal: SIGTERM) }
+        try waitUntil("dbusmock's systemd to own its name: \(systemd.stderrText)", timeout: .seconds(20)) {
+            let status = try run("busctl", ["--address=\(bus.address)", "status", "org.freedesktop.systemd1"])
+            return status.succeeded
+        }
+        let unitPath = "/org/freedesktop/systemd1/unit/fetch_service"
+        for (path, member, arguments) in [
+            ("/org/freedesktop/systemd1", "org.freedesktop.DBus.Mock.AddMockUnit", ["string:fetch.service"]),
+            (unitPath, "org.freedesktop.DBus.Mock.AddProperty",
+             ["string:org.freedesktop.systemd1.Unit", "string:Description", "variant:string:Fetcher, as systemd says"]),
+        ] {
+            let result = try run(
+                "dbus-send", ["--bus=\(bus.address)", "--print-reply", "--dest=org.freedesktop.systemd1", path, member] + arguments)
+            #expect(result.succeeded, "\(member): \(result)")
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("na-units-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try "[Unit]\nDescription=Fetcher, as its file says\n".write(
+            to: directory.appendingPathComponent("fetch.service"), atomically: true, encoding: .utf8)
+        try "[Unit]\nDescription=Other, from its file\n".write(
+            to: directory.appendingPathComponent("other.service"), atomically: true, encoding: .utf8)
+        let descriptions = UnitDescriptions(bus: .address(bus.address), searchPath: [directory.path])
+        #expect(descriptions.description(of: "fetch.service") == "Fetcher, as systemd says")
+        // A unit systemd does not know: its file tells.
+        #expect(descriptions.description(of: "other.service") == "Other, from its file")
     }
 }
