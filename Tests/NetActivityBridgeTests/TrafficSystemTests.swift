@@ -30,14 +30,28 @@ struct TrafficSystemTests {
         private var observation: Observation?
 
         /// The system side: `netactivity --system --system-address BUS bridge`, its units'
-        /// files in `units`.
-        static func system(in network: TrafficNetwork, units: URL) throws -> Side {
+        /// files in `units`; with `sandboxed`, in the sandbox its unit gives it, as far as it
+        /// bears on what the bridge reads (`Side.unitSandbox`).
+        static func system(in network: TrafficNetwork, units: URL, sandboxed: Bool = false) throws -> Side {
             let service = try ServiceDaemon(ServiceDaemon.immediate + ["--system"])
             return try Side(
                 service: service, network: network,
                 command: ["--system", "--system-address", service.address, "bridge"],
+                prefix: sandboxed ? Self.unitSandbox : [],
                 environment: ["SYSTEMD_UNIT_PATH": units.path])
         }
+
+        /// What `dbus/netactivity-bridge-system.service.in` does to the bridge's view, without
+        /// systemd: its own mount namespace with /proc mounted `subset=pid,hidepid=invisible`
+        /// (ProcSubset=pid, ProtectProc=invisible), a user namespace mapping root alone
+        /// (PrivateUsers=yes), no capabilities and none to gain (CapabilityBoundingSet=,
+        /// NoNewPrivileges=yes).
+        static let unitSandbox = [
+            "unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+            "mount -t proc -o subset=pid,hidepid=invisible proc /proc && exec unshare --user --map-root-user -- "
+                + "setpriv --no-new-privs --bounding-set=-all --inh-caps=-all \"$@\"",
+            "sh",
+        ]
 
         /// A user's side: `netactivity --address BUS bridge --only traffic`, run as `uid` (root
         /// by default) on a bus every user may connect to.
@@ -129,7 +143,7 @@ struct TrafficSystemTests {
         let units = try Self.unitsDirectory()
         defer { try? FileManager.default.removeItem(at: units) }
         let unit = try TestUnit(Self.unitName("fetch"), in: units)
-        let system = try Side.system(in: network, units: units)
+        let system = try Side.system(in: network, units: units, sandboxed: true)
         // 2 MB at once, before the bridge follows any socket, then 1 MB a second.
         let size = 5_000_000
         let curl = try Self.curl(
