@@ -270,6 +270,17 @@ import Testing
         }
     }
 
+    @Test func theSystemSideShowsNoOtherTraffic() {
+        var harness = Harness(settings: TrafficSettings(uid: 0, systemSide: true))
+        harness.follow()
+        var events: [TrafficEvent] = []
+        for _ in 0..<5 {
+            harness.interface.received += 1_000_000  // QUIC of a user's browser, say
+            events += harness.tick()
+        }
+        #expect(events.isEmpty, "\(events)")
+    }
+
     @Test func whatASocketMovedBeforeItWasFollowedCounts() throws {
         var harness = Harness()
         // 20 MB arrived before the interfaces' counters woke the tracker.

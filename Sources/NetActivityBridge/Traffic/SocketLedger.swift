@@ -168,8 +168,12 @@ final class SocketLedger {
         }
         // What lookups leave unexplained below the trigger may be a socket not looked up, which
         // the next dump credits: only a full reading, or bytes a dump found no TCP's, give it away.
-        if let extra, extra.received &+ extra.sent > 0, tally.complete || unexplainedIsNotTCP {
-            credit(quicOwner(sample.udpSockets) ?? .otherTraffic, extra.received, extra.sent)
+        // The system side gives them to a unit's QUIC alone: "Other traffic" there would show
+        // every user's QUIC on the system bus, and again beside each user's own.
+        if let extra, extra.received &+ extra.sent > 0, tally.complete || unexplainedIsNotTCP,
+            let owner = quicOwner(sample.udpSockets) ?? (audience == .system ? nil : .otherTraffic)
+        {
+            credit(owner, extra.received, extra.sent)
         }
         return applications
     }
