@@ -60,7 +60,13 @@ enum SystemUnits {
     /// Nil when systemd-analyze (252 or later) cannot rate them here.
     static func exposure(cli: String) -> (bridge: Double, service: Double)? {
         guard executablePath(for: "systemd-analyze") != nil else { return nil }
-        let bindir = String(cli[..<(cli.lastIndex(of: "/") ?? cli.startIndex)])
+        // systemd-analyze wants ExecStart= absolute.
+        var absolute = cli
+        if !cli.hasPrefix("/"), let cwd = getcwd(nil, 0) {
+            absolute = String(cString: cwd) + "/" + cli
+            free(cwd)
+        }
+        let bindir = String(absolute[..<(absolute.lastIndex(of: "/") ?? absolute.startIndex)])
         var template = Array("/tmp/na-bench-units-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { return nil }
         let directory = String(cString: made)

@@ -207,7 +207,15 @@ enum TrafficCost {
                     + "while True:\n    c, _ = s.accept()\n    while c.recv(1 << 20): pass\n    c.close()",
             ]))
         defer { sink.stop() }
-        Clock.sleep(milliseconds: 300)
+        // Until the sink listens (python3 starts in 0.1 s on a quiet machine, not on a busy one).
+        let probe = "import socket, sys\ntry: socket.create_connection(('\(network.serverAddress)', 8080), 1).close()\n"
+            + "except OSError: sys.exit(1)"
+        var listening = false
+        for _ in 0..<100 where !listening {
+            listening = try Child("nsenter", network.enter(network.client, ["python3", "-c", probe])).wait() == 0
+            if !listening { Clock.sleep(milliseconds: 100) }
+        }
+        guard listening else { throw BenchError("the TCP sink in the server's namespace never listened") }
         let send = ["nsenter"] + network.enter(network.client, [
             "curl", "-sS", "--limit-rate", "\(rate)", "-T", "/dev/zero",
             "telnet://\(network.serverAddress):8080",
