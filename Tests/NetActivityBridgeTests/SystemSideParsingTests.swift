@@ -8,7 +8,7 @@ import Glibc
 
 /// Where systemd placed a socket's cgroup, whose it is on each side, and what a unit is called:
 /// pure parsing, table-tested.
-@Suite struct SystemUnitTests {
+@Suite struct SystemSideParsingTests {
     @Test(arguments: [
         ("/user.slice/user-1000.slice/session-3.scope", CgroupPlace.userSlice(1000)),
         ("/user.slice/user-1000.slice/user@1000.service/app.slice/app-gnome-firefox-1.scope", .userSlice(1000)),
