@@ -256,7 +256,9 @@ uninstall-autostart:
 # MARK: - System bus
 
 ## `netactivityd --system` for system daemons (docs/system-bus.md): binary, bus policy, system
-## activation file, sandboxed system unit, interface XML. PREFIX defaults to /usr here, not
+## activation file, sandboxed system unit, interface XML; and the system-side bridge
+## (`netactivity --system bridge`, the system services' transfers): its binary and sandboxed
+## unit, started at boot by a multi-user.target.wants link beside it. PREFIX defaults to /usr here, not
 ## ~/.local: the system bus reads policies only from /usr/share/dbus-1/system.d and
 ## /etc/dbus-1/system.d (set SYSTEM_POLICY_DIR=/etc/dbus-1/system.d for another PREFIX).
 ## DESTDIR and NETACTIVITYD work as for `install`.
@@ -267,32 +269,43 @@ SYSTEM_POLICY_DIR ?= $(system_datadir)/dbus-1/system.d
 dbussystemservicedir := $(system_datadir)/dbus-1/system-services
 systemdsystemunitdir := $(SYSTEM_PREFIX)/lib/systemd/system
 SYSTEM_UNIT := netactivityd-system.service
+SYSTEM_BRIDGE_UNIT := netactivity-bridge-system.service
 
 .PHONY: install-system uninstall-system
 
 install-system: $(if $(NETACTIVITYD),,release)
 	install -d "$(DESTDIR)$(system_bindir)" "$(DESTDIR)$(SYSTEM_POLICY_DIR)" "$(DESTDIR)$(dbussystemservicedir)" \
-		"$(DESTDIR)$(systemdsystemunitdir)" "$(DESTDIR)$(system_datadir)/dbus-1/interfaces"
+		"$(DESTDIR)$(systemdsystemunitdir)" "$(DESTDIR)$(system_datadir)/dbus-1/interfaces" \
+		"$(DESTDIR)$(systemdsystemunitdir)/multi-user.target.wants"
 	install -m 0755 "$(or $(NETACTIVITYD),$(RELEASE_BINARY))" "$(DESTDIR)$(system_bindir)/netactivityd"
-	$(STRIP) "$(DESTDIR)$(system_bindir)/netactivityd"
+	install -m 0755 "$(NETACTIVITY)" "$(DESTDIR)$(system_bindir)/netactivity"
+	$(STRIP) "$(DESTDIR)$(system_bindir)/netactivityd" "$(DESTDIR)$(system_bindir)/netactivity"
 	install -m 0644 dbus/$(BUS_NAME).conf "$(DESTDIR)$(SYSTEM_POLICY_DIR)/$(BUS_NAME).conf"
 	sed -e 's|@bindir@|$(system_bindir)|g' -e 's|@datadir@|$(system_datadir)|g' \
 		dbus/$(BUS_NAME).system-service.in > "$(DESTDIR)$(dbussystemservicedir)/$(BUS_NAME).service"
 	sed -e 's|@bindir@|$(system_bindir)|g' -e 's|@datadir@|$(system_datadir)|g' \
 		dbus/$(SYSTEM_UNIT).in > "$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_UNIT)"
-	chmod 0644 "$(DESTDIR)$(dbussystemservicedir)/$(BUS_NAME).service" "$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_UNIT)"
+	sed -e 's|@bindir@|$(system_bindir)|g' -e 's|@datadir@|$(system_datadir)|g' \
+		dbus/$(SYSTEM_BRIDGE_UNIT).in > "$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_BRIDGE_UNIT)"
+	ln -sf ../$(SYSTEM_BRIDGE_UNIT) "$(DESTDIR)$(systemdsystemunitdir)/multi-user.target.wants/$(SYSTEM_BRIDGE_UNIT)"
+	chmod 0644 "$(DESTDIR)$(dbussystemservicedir)/$(BUS_NAME).service" "$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_UNIT)" \
+		"$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_BRIDGE_UNIT)"
 	install -m 0644 dbus/$(BUS_NAME).xml "$(DESTDIR)$(system_datadir)/dbus-1/interfaces/$(BUS_NAME).xml"
 	@echo "installed netactivityd for the system bus in $(DESTDIR)$(SYSTEM_PREFIX); as root, run" \
-		"\`systemctl daemon-reload\` and \`systemctl reload dbus\`: D-Bus activation starts it on first use"
+		"\`systemctl daemon-reload\` and \`systemctl reload dbus\`: D-Bus activation starts it on first use;" \
+		"\`systemctl start $(SYSTEM_BRIDGE_UNIT)\` starts the system-side bridge now (it starts at every boot)"
 
 ## Leaves the binary and interface XML while a session install (`make install`) at the same
 ## PREFIX still uses them.
 uninstall-system:
 	rm -f "$(DESTDIR)$(SYSTEM_POLICY_DIR)/$(BUS_NAME).conf" \
 		"$(DESTDIR)$(dbussystemservicedir)/$(BUS_NAME).service" \
-		"$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_UNIT)"
+		"$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_UNIT)" \
+		"$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_BRIDGE_UNIT)" \
+		"$(DESTDIR)$(systemdsystemunitdir)/multi-user.target.wants/$(SYSTEM_BRIDGE_UNIT)"
+	rmdir "$(DESTDIR)$(systemdsystemunitdir)/multi-user.target.wants" 2>/dev/null || true
 	if [ ! -e "$(DESTDIR)$(system_datadir)/dbus-1/services/$(BUS_NAME).service" ]; then \
-		rm -f "$(DESTDIR)$(system_bindir)/netactivityd" \
+		rm -f "$(DESTDIR)$(system_bindir)/netactivityd" "$(DESTDIR)$(system_bindir)/netactivity" \
 			"$(DESTDIR)$(system_datadir)/dbus-1/interfaces/$(BUS_NAME).xml"; \
 	fi
 

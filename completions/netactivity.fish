@@ -32,7 +32,7 @@ complete -c netactivity -n "__fish_seen_subcommand_from run" -l application -x -
 complete -c netactivity -n "__fish_seen_subcommand_from bridge" -l only -x -a 'packagekit launcher traffic' -d 'only these sources'
 complete -c netactivity -n "__fish_seen_subcommand_from bridge" -l without -x -a 'packagekit launcher traffic' -d 'all but these sources'
 complete -c netactivity -n "__fish_seen_subcommand_from bridge" -l traffic-threshold -x -d 'bytes an app moves within 2 s to be shown'
-complete -c netactivity -n "__fish_seen_subcommand_from bridge" -l traffic-ignore -x -d 'desktop ids or program names never shown'
+complete -c netactivity -n "__fish_seen_subcommand_from bridge" -l traffic-ignore -x -d 'desktop ids, program names or (with --system) units never shown'
 complete -c netactivity -n "__fish_seen_subcommand_from watch" -s f -l format -x -a 'plain json waybar' -d 'output format'
 complete -c netactivity -n "__fish_seen_subcommand_from top" -l once -d 'print one frame and exit'
 complete -c netactivity -n "__fish_seen_subcommand_from tray" -l icon -x -d 'themed icon while active'

@@ -52,6 +52,11 @@ mkdir -p "$stage/DEBIAN"
 # systemd looks for user units of packages in /usr/lib/systemd/user.
 make --no-print-directory install DESTDIR="$PWD/$stage" PREFIX=/usr systemduserunitdir=/usr/lib/systemd/user \
     NETACTIVITYD="$bin/netactivityd" NETACTIVITY="$bin/netactivity" >/dev/null
+# The system side: netactivityd's system-bus policy, activation file and unit, and the
+# system-side bridge's unit, which starts at boot (its multi-user.target.wants link) and reports
+# the system services' transfers; an admin turns it off with `systemctl mask`.
+make --no-print-directory install-system DESTDIR="$PWD/$stage" PREFIX=/usr \
+    NETACTIVITYD="$bin/netactivityd" NETACTIVITY="$bin/netactivity" >/dev/null
 
 gzip -9n "$stage/usr/share/man/man1/netactivity.1" "$stage/usr/share/man/man8/netactivityd.8"
 # Every user's tray and bridge start at login; a user turns one off with Hidden=true in

@@ -62,9 +62,15 @@ for path in \
     ./usr/lib/mozilla/native-messaging-hosts/io.github.netactivity.browser.json \
     ./etc/chromium/native-messaging-hosts/io.github.netactivity.browser.json \
     ./usr/share/netactivity/chrome/io.github.netactivity.browser.json \
+    ./usr/share/dbus-1/system.d/io.github.netactivity.NetActivity1.conf \
+    ./usr/share/dbus-1/system-services/io.github.netactivity.NetActivity1.service \
+    ./usr/lib/systemd/system/netactivityd-system.service \
+    ./usr/lib/systemd/system/netactivity-bridge-system.service \
+    ./usr/lib/systemd/system/multi-user.target.wants/netactivity-bridge-system.service \
     ./usr/share/doc/netactivity/copyright \
     ./usr/share/doc/netactivity/changelog.Debian.gz; do
-    [[ $contents == *" $path"$'\n'* || $contents == *" $path" ]] || fail "$path is not in the package"
+    [[ $contents == *" $path"$'\n'* || $contents == *" $path" || $contents == *" $path -> "* ]] \
+        || fail "$path is not in the package"
 done
 [[ $contents != *" ./usr/local"* && $contents != *" ./home"* ]] || fail "files outside /usr and /etc"
 # The licence, in Debian's machine-readable copyright format (DEP-5; Expat is its name for MIT).
@@ -106,6 +112,11 @@ extension=$(readlink "$root/usr/share/gnome-shell/extensions/netactivity@netacti
     fail "postinst did not link Google Chrome's host manifest"
 activation=$(cat "$root/usr/share/dbus-1/services/io.github.netactivity.NetActivity1.service")
 [[ $activation == *"Exec=/usr/bin/netactivityd"* ]] || fail "the activation file does not start /usr/bin/netactivityd"
+bridge_unit=$(cat "$root/usr/lib/systemd/system/netactivity-bridge-system.service")
+[[ $bridge_unit == *"ExecStart=/usr/bin/netactivity --system bridge"* ]] \
+    || fail "the system-side bridge's unit does not start /usr/bin/netactivity --system bridge"
+[ "$(readlink "$root/usr/lib/systemd/system/multi-user.target.wants/netactivity-bridge-system.service")" \
+    = ../netactivity-bridge-system.service ] || fail "the system-side bridge does not start at boot"
 for page in netactivity netactivityd; do
     rendered=$(MANPATH=$root/usr/share/man LC_ALL=C MANWIDTH=80 man -P cat "$page" 2>&1) \
         && [[ $rendered == *SYNOPSIS* ]] || fail "man $page does not find the installed page: $rendered"

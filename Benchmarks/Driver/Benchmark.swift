@@ -105,7 +105,8 @@ struct Benchmark {
         var traffic: TrafficFigures?
         if options.wants("traffic") {
             progress("traffic: dumps of \(TrafficCost.socketCounts.map { "\($0)" }.joined(separator: " and ")) sockets, "
-                + "then the source idle and following \(TrafficCost.rate / 1_000_000) MB/s")
+                + "then the source idle and following \(TrafficCost.rate / 1_000_000) MB/s, then the system side's "
+                + "(\(SystemTrafficFigures.runs) runs)")
             traffic = try TrafficCost.measure(service: options.service, cli: options.cli, idleSeconds: options.idleSeconds)
         }
         progress("done")

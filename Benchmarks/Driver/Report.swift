@@ -197,6 +197,31 @@ struct Report {
             ratios.append("traffic-idle-wakeups \(fixed(traffic.idleWakeUpsPerSecond, 2))/s")
             ratios.append("traffic-idle-cpu \(fixed(traffic.idleCPUShare * 100, 3)) %")
             ratios.append("traffic-cpu \(fixed(traffic.followingCPUShare * 100, 2)) %")
+            if let system = traffic.system {
+                var rows = Table(["netactivity --system bridge", "wake-ups a second", "CPU"])
+                rows.add([
+                    "idle, \(traffic.idleSeconds) s", fixed(system.idleWakeUpsPerSecond, 2),
+                    fixed(system.idleCPUShare * 100, 3) + " % of a core",
+                ])
+                rows.add([
+                    "following \(TrafficCost.rate / 1_000_000) MB/s of a system unit, \(traffic.followingSeconds) s"
+                        + (system.followingShown ? "" : " (not shown!)"), "",
+                    fixed(system.followingCPUShare * 100, 2) + " % of a core",
+                ])
+                say("")
+                say("System-side traffic source (medians of \(SystemTrafficFigures.runs) runs)")
+                say(rows.text)
+                say("goals: idle ≤ 0.5 wake-ups a second and ≤ 0.02 % of a core; following ≤ 0.5 % of a core")
+                if let exposure = system.exposure {
+                    say(
+                        "systemd-analyze security: netactivity-bridge-system.service \(fixed(exposure.bridge, 1)), "
+                            + "netactivityd-system.service \(fixed(exposure.service, 1)) (goal: no more than the service's)")
+                    ratios.append("system-traffic-exposure \(fixed(exposure.bridge, 1))/\(fixed(exposure.service, 1))")
+                }
+                ratios.append("system-traffic-idle-wakeups \(fixed(system.idleWakeUpsPerSecond, 2))/s")
+                ratios.append("system-traffic-idle-cpu \(fixed(system.idleCPUShare * 100, 3)) %")
+                ratios.append("system-traffic-cpu \(fixed(system.followingCPUShare * 100, 2)) %")
+            }
         }
         say("")
         say("ratios: " + ratios.joined(separator: ", "))

@@ -27,8 +27,24 @@ struct TrafficFigures {
     /// Whether the service showed the transfer as an activity while it was followed.
     var followingShown: Bool
 
+    /// The system-side bridge's rows, medians of `SystemTrafficFigures.runs` runs.
+    var system: SystemTrafficFigures?
+
     var idleWakeUpsPerSecond: Double { Double(idleSwitches) / Double(max(idleSeconds, 1)) }
     var idleCPUShare: Double { Double(idleCPU) / (Double(idleSeconds) * 1e9) }
+}
+
+/// `netactivity --system bridge`: idle, and following a 100 MB/s transfer of a process in a
+/// system unit's cgroup (`/system.slice/na-bench-PID.service`, made and removed by the driver);
+/// each figure the median of `runs` runs. And its unit's exposure beside the service's.
+struct SystemTrafficFigures {
+    static let runs = 3
+    var idleWakeUpsPerSecond: Double
+    var idleCPUShare: Double
+    var followingCPUShare: Double
+    var followingShown: Bool
+    /// `systemd-analyze security --offline` of the two units; nil where it cannot run.
+    var exposure: (bridge: Double, service: Double)?
 }
 
 enum TrafficCost {
@@ -50,7 +66,20 @@ enum TrafficCost {
         var figures = TrafficFigures(
             dumps: dumps, idleSeconds: seconds, idleSwitches: 0, idleCPU: 0, followingCPUShare: 0,
             followingSeconds: followSeconds, followingShown: false)
-        try following(service: service, cli: cli, into: &figures)
+        let user = try bridgeCost(service: service, cli: cli, idleSeconds: seconds, systemSide: false)
+        figures.idleSwitches = user.idleSwitches
+        figures.idleCPU = user.idleCPU
+        figures.followingCPUShare = user.followingCPUShare
+        figures.followingShown = user.shown
+        var runs: [BridgeRun] = []
+        for _ in 0..<SystemTrafficFigures.runs {
+            runs.append(try bridgeCost(service: service, cli: cli, idleSeconds: seconds, systemSide: true))
+        }
+        figures.system = SystemTrafficFigures(
+            idleWakeUpsPerSecond: median(runs.map { Double($0.idleSwitches) / Double(seconds) }),
+            idleCPUShare: median(runs.map { Double($0.idleCPU) / (Double(seconds) * 1e9) }),
+            followingCPUShare: median(runs.map(\.followingCPUShare)), followingShown: runs.allSatisfy(\.shown),
+            exposure: SystemUnits.exposure(cli: cli))
         return figures
     }
 
@@ -124,7 +153,21 @@ enum TrafficCost {
 
     // MARK: - The bridge, idle and following
 
-    private static func following(service: String, cli: String, into figures: inout TrafficFigures) throws(BenchError) {
+    /// One bridge's idle and following figures.
+    struct BridgeRun {
+        var idleSwitches: UInt64
+        var idleCPU: UInt64
+        var followingCPUShare: Double
+        var shown: Bool
+    }
+
+    /// The bridge with the traffic source alone, `idleSeconds` idle and then following; with
+    /// `systemSide`, `netactivity --system bridge` reporting to `netactivityd --system`, and the
+    /// transfer's sender in a system unit's cgroup.
+    private static func bridgeCost(
+        service: String, cli: String, idleSeconds: Int, systemSide: Bool
+    ) throws(BenchError) -> BridgeRun {
+        var run = BridgeRun(idleSwitches: 0, idleCPU: 0, followingCPUShare: 0, shown: false)
         let network: NetworkNamespacePair
         do {
             network = try NetworkNamespacePair(prefix: "na-bench", tag: "\(getpid())", subnet: "10.214.0", prefix6: "fd00:214:")
@@ -133,20 +176,28 @@ enum TrafficCost {
         }
         defer { network.remove() }
         let session = try Bus()
-        let daemon = try Contender.service(path: service, arguments: ["--throttle-ms", "0"]).start(on: session)
+        let daemon = try Contender.service(
+            path: service, arguments: ["--throttle-ms", "0"] + (systemSide ? ["--system"] : [])
+        ).start(on: session)
         defer { daemon.stop() }
+        let unit = systemSide ? try SystemUnitCgroup() : nil
         let bridge = try Child(
-            "nsenter", network.enter(network.client, [cli, "--address", session.address, "bridge", "--only", "traffic"]))
+            "nsenter",
+            network.enter(
+                network.client,
+                systemSide
+                    ? [cli, "--system", "--system-address", session.address, "bridge"]
+                    : [cli, "--address", session.address, "bridge", "--only", "traffic"]))
         defer { bridge.stop() }
         // Started: its first sample reads the interfaces; then a second to settle.
         Clock.sleep(milliseconds: 2_000)
         guard bridge.isRunning else { throw BenchError("netactivity bridge --only traffic exited: is \(cli) built?") }
 
         let idleStart = ProcessStatistics.sample(bridge.pid)
-        Clock.sleep(milliseconds: figures.idleSeconds * 1_000)
+        Clock.sleep(milliseconds: idleSeconds * 1_000)
         let idleEnd = ProcessStatistics.sample(bridge.pid)
-        figures.idleSwitches = idleEnd.contextSwitches - idleStart.contextSwitches
-        figures.idleCPU = idleEnd.cpuNanoseconds - idleStart.cpuNanoseconds
+        run.idleSwitches = idleEnd.contextSwitches - idleStart.contextSwitches
+        run.idleCPU = idleEnd.cpuNanoseconds - idleStart.cpuNanoseconds
 
         // A TCP sink in the server's namespace, and curl sending to it at 100 MB/s.
         let sink = try Child(
@@ -156,12 +207,25 @@ enum TrafficCost {
                     + "while True:\n    c, _ = s.accept()\n    while c.recv(1 << 20): pass\n    c.close()",
             ]))
         defer { sink.stop() }
-        Clock.sleep(milliseconds: 300)
-        let sender = try Child(
-            "nsenter", network.enter(network.client, [
-                "curl", "-sS", "--limit-rate", "\(rate)", "-T", "/dev/zero",
-                "telnet://\(network.serverAddress):8080",
-            ]))
+        // Until the sink listens (python3 starts in 0.1 s on a quiet machine, not on a busy one).
+        let probe = "import socket, sys\ntry: socket.create_connection(('\(network.serverAddress)', 8080), 1).close()\n"
+            + "except OSError: sys.exit(1)"
+        var listening = false
+        for _ in 0..<100 where !listening {
+            listening = try Child("nsenter", network.enter(network.client, ["python3", "-c", probe])).wait() == 0
+            if !listening { Clock.sleep(milliseconds: 100) }
+        }
+        guard listening else { throw BenchError("the TCP sink in the server's namespace never listened") }
+        let send = ["nsenter"] + network.enter(network.client, [
+            "curl", "-sS", "--limit-rate", "\(rate)", "-T", "/dev/zero",
+            "telnet://\(network.serverAddress):8080",
+        ])
+        let sender: Child
+        if let unit {
+            sender = try Child("sh", unit.run(send))
+        } else {
+            sender = try Child(send[0], Array(send.dropFirst()))
+        }
         defer { sender.stop() }
         // Past the begin threshold and the first dumps: the steady state is what is measured.
         Clock.sleep(milliseconds: 4_000)
@@ -170,13 +234,14 @@ enum TrafficCost {
         Clock.sleep(milliseconds: followSeconds * 1_000)
         let followEnd = ProcessStatistics.sample(bridge.pid)
         let elapsed = Clock.now - start
-        figures.followingCPUShare =
+        run.followingCPUShare =
             Double(followEnd.cpuNanoseconds - followStart.cpuNanoseconds) / Double(max(elapsed, 1))
-        figures.followingShown = (try? count(on: session)).map { $0 > 0 } ?? false
+        run.shown = (try? count(on: session)).map { $0 > 0 } ?? false
         guard sender.isRunning else {
             let status = sender.exitStatus.map { " (wait status \($0))" } ?? ""
             throw BenchError("curl stopped sending before the window ended\(status)")
         }
+        return run
     }
 
     private static func count(on bus: Bus) throws -> UInt32 {

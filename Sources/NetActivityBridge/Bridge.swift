@@ -11,7 +11,9 @@ import Glibc
 /// through the client library, so everything it reports ends the moment it dies.
 ///
 /// One process per session: it owns `io.github.netactivity.Bridge` on the session bus, and a
-/// second one (an XDG autostart entry beside a systemd user unit) leaves at once. Each source
+/// second one (an XDG autostart entry beside a systemd user unit) leaves at once. With
+/// `systemSide` (`bridge --system`) it is the machine's one system-side bridge instead: it owns
+/// that name on the system bus and reports the system services' traffic to the system service. Each source
 /// starts on its own; one that cannot (no system bus, no PackageKit, a name taken) is said once
 /// and the others go on. Runs on one `EventLoop`, the client library's too, so it sleeps while
 /// nothing happens and a report costs no thread hand-off.
@@ -33,27 +35,30 @@ public final class Bridge {
     /// session bus cannot be reached.
     public func run() -> Int32 {
         let problems = options.problems
+        let home = options.systemSide ? options.system : options.session
+        let busName = options.systemSide ? "the system bus" : "the session bus"
         do {
-            let connection = try Connection(options.session)
+            let connection = try Connection(home)
             loop.attach(connection)
             self.connection = connection
             guard try connection.requestName(Self.busName, options: [.doNotQueue]) == .primaryOwner else {
-                problems("bridge: another bridge already runs in this session (\(Self.busName)); leaving it to that one")
+                problems("bridge: another bridge already runs on \(busName) (\(Self.busName)); leaving it to that one")
                 return 0
             }
             connection.addFilter(for: .signal) { [loop] message in
                 guard message.isSignal(.local, "Disconnected") else { return false }
-                problems("bridge: lost the session bus; exiting")
+                problems("bridge: lost \(busName); exiting")
                 loop.stop()
                 return true
             }
         } catch {
-            problems("bridge: cannot connect to \(options.session): \(error.message)")
+            problems("bridge: cannot connect to \(home): \(error.message)")
             return 1
         }
         // On the bridge's own loop: a report made while handling a signal goes out in the next turn.
         let client = NetActivityClient(bus: options.report, sharing: loop, problems: { problems("bridge: " + $0) })
-        for name in BridgeSourceName.allCases where options.sources.contains(name) {
+        let chosen = options.systemSide ? options.sources.intersection(BridgeOptions.systemSources) : options.sources
+        for name in BridgeSourceName.allCases where chosen.contains(name) {
             let context = BridgeContext(
                 loop: loop, client: client, sessionBus: options.session, systemBus: options.system,
                 problems: { problems("bridge: \(name.rawValue): " + $0) })
@@ -89,18 +94,32 @@ public struct BridgeOptions: Sendable {
     /// The traffic source's begin threshold: bytes an application moves within 2 s
     /// (`--traffic-threshold`).
     public var trafficThreshold: UInt64
-    /// Desktop ids and program names the traffic source never shows (`--traffic-ignore`).
+    /// Desktop ids and program names the traffic source never shows (`--traffic-ignore`); on
+    /// the system side, unit names.
     public var trafficIgnored: Set<String>
+    /// Whether this is the system-side bridge (`bridge --system`): only the traffic source, the
+    /// system services' sockets, reported to `report` (the system service); its name is taken
+    /// on `system`.
+    public var systemSide: Bool
 
     /// The traffic source's default threshold: 256 kB within 2 s.
     public static let defaultTrafficThreshold: UInt64 = 256 * 1024
+
+    /// The units the system side never shows: they report their transfers themselves
+    /// (PackageKit's come through the `packagekit` source of each user's bridge).
+    public static let systemUnitsIgnored: Set<String> = ["packagekit.service"]
+
+    /// The sources the system-side bridge can run: the others follow a session's programs.
+    public static let systemSources: Set<BridgeSourceName> = [.traffic]
 
     public init(
         sources: Set<BridgeSourceName> = Set(BridgeSourceName.allCases), session: BusAddress = .session,
         system: BusAddress = .system, report: Bus = .session,
         problems: @escaping @Sendable (String) -> Void = NetActivityClient.logToStandardError,
-        trafficThreshold: UInt64 = BridgeOptions.defaultTrafficThreshold, trafficIgnored: Set<String> = []
+        trafficThreshold: UInt64 = BridgeOptions.defaultTrafficThreshold, trafficIgnored: Set<String> = [],
+        systemSide: Bool = false
     ) {
+        self.systemSide = systemSide
         self.sources = sources
         self.session = session
         self.system = system
@@ -128,7 +147,9 @@ public enum BridgeSourceName: String, Sendable, CaseIterable {
             TrafficSource(
                 context,
                 settings: TrafficSettings(
-                    threshold: max(1, options.trafficThreshold), ignored: options.trafficIgnored, uid: UInt32(getuid())))
+                    threshold: max(1, options.trafficThreshold),
+                    ignored: options.trafficIgnored.union(options.systemSide ? BridgeOptions.systemUnitsIgnored : []),
+                    uid: UInt32(getuid()), systemSide: options.systemSide))
         }
     }
 }

@@ -62,10 +62,13 @@ public enum CLI {
     static func bridge(
         _ sources: Set<BridgeSourceName>, services: FollowedServices, trafficThreshold: UInt64, trafficIgnored: Set<String>
     ) -> Int32 {
+        // `--system` follows the system service alone: this is the system-side bridge.
+        let systemSide = services.session == nil
         let options = BridgeOptions(
             sources: sources, session: services.session?.busAddress ?? .session,
-            system: services.system?.busAddress ?? .system, report: services.session ?? .session,
-            trafficThreshold: trafficThreshold, trafficIgnored: trafficIgnored)
+            system: services.system?.busAddress ?? .system,
+            report: (systemSide ? services.system : services.session) ?? .session,
+            trafficThreshold: trafficThreshold, trafficIgnored: trafficIgnored, systemSide: systemSide)
         do {
             return try Bridge(options: options).run()
         } catch {

@@ -166,7 +166,7 @@ enum Help {
         """
 
     static let bridge = """
-        Usage: netactivity bridge [--only SOURCES | --without SOURCES]
+        Usage: netactivity bridge [--only SOURCES | --without SOURCES] [--system]
                                   [--traffic-threshold BYTES] [--traffic-ignore IDS]
 
         Reports to the session's service the transfers other programs already announce on D-Bus,
@@ -180,12 +180,20 @@ enum Help {
                        so those apps send it
           traffic      what this user's applications move over TCP (and QUIC, roughly), from
                        the kernel's socket counters: an activity per application that moves
-                       more than --traffic-threshold bytes (default 262144) within 2 s, ended
-                       after 5 s below a tenth of it; none for an application that reports
-                       its own. Another user's traffic is never shown
+                       more than --traffic-threshold bytes (default 262144) within 2 s, counted
+                       from its sockets' first bytes, ended after 5 s below a tenth of it; none
+                       for an application that reports its own. Whatever runs in this user's
+                       session counts, sudo's programs too; system services and another user's
+                       traffic are never shown
 
+          --system                    the system-side bridge (a system service, one per
+                                      machine): the traffic source only, reporting each system
+                                      service's transfers (apt-daily, snapd, fwupd) to the
+                                      system bus's service, labelled with the unit's
+                                      Description; packagekit.service is never shown
           --traffic-threshold BYTES   the traffic source's begin threshold
           --traffic-ignore IDS        desktop ids or program names it never shows, comma-separated
+                                      (with --system: unit names, such as snapd.service)
 
         Reads only what the buses broadcast to every session and what the kernel tells every user
         of their own sockets; needs no privileges. A source that cannot start is said once and

@@ -212,6 +212,10 @@ public struct Invocation: Equatable, Sendable {
                 }
                 sources = flag == "--only" ? named : Set(BridgeSourceName.allCases).subtracting(named)
             }
+            // `--system` (a bus option, before or after the subcommand) makes it the system-side bridge.
+            if busOptions.services.session == nil, sources.isDisjoint(with: BridgeOptions.systemSources) {
+                throw usage("bridge: --system runs the traffic source only")
+            }
             command = .bridge(sources: sources, trafficThreshold: threshold, trafficIgnored: ignored)
         case "shell-init":
             guard let shell = rest.popFirst(), ShellScripts.Shell(rawValue: shell) != nil, rest.isEmpty else {

@@ -115,6 +115,21 @@ struct TrafficBridgeTests {
         #expect(!shown.contains { $0.label == "Other traffic" })
     }
 
+    @Test func bytesBeforeTheThresholdWasCrossedAreCounted() throws {
+        let setup = try Setup()
+        // 3 MB at once, before the bridge's counters wake it, then 1 MB a second for 3 s: at
+        // least a second of it after the bridge's first dump, to cross the threshold.
+        let size = 6_000_000
+        let curl = try setup.curl([PacingServer.url(bytes: size, rate: 1_000_000, unpacedFirst: 3_000_000)])
+        #expect(try curl.waitForExit(timeout: .seconds(20)).exitStatus == 0)
+        try waitUntil("the activity to end after 5 s of quiet", timeout: .seconds(15)) {
+            try !setup.activities.isEmpty && setup.live.isEmpty
+        }
+        let activity = try #require(setup.activities.first)
+        #expect(activity.completed >= UInt64(Double(size) * 0.95), "from the first byte: \(activity.completed) of \(size)")
+        #expect(activity.completed <= UInt64(size) + 100_000, "each byte once: \(activity.completed) of \(size)")
+    }
+
     @Test func anIPv6DownloadIsShownToo() throws {
         let setup = try Setup()
         let curl = try setup.curl([PacingServer.url(bytes: 3_000_000, rate: 1_000_000, ipv6: true)])

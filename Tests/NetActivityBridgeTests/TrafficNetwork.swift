@@ -84,9 +84,65 @@ final class AppScope {
     }
 }
 
+/// A real cgroup v2 directory named as systemd names a system service's or a login session's
+/// (`/system.slice/NAME.service`, `/user.slice/user-UID.slice/session-N.scope`), made with the
+/// slices above it that are missing; removed, with what still runs in it and the slices it
+/// made, when released.
+final class SystemdCgroup {
+    /// The cgroup path, as `/proc/PID/cgroup` and the traffic source name it.
+    let cgroup: String
+    /// Its directory under the cgroup2 mount.
+    let path: String
+    /// The directories this made, outermost first.
+    private var made: [String] = []
+
+    init(_ components: [String]) throws {
+        guard let mount = AppScope.cgroup2Mount else { throw BusTestError("no cgroup2 mount") }
+        cgroup = "/" + components.joined(separator: "/")
+        var directory = mount
+        var made: [String] = []
+        for component in components {
+            directory += "/" + component
+            if mkdir(directory, 0o755) == 0 {
+                made.append(directory)
+            } else if errno != EEXIST || component == components.last {
+                let error = errno
+                for directory in made.reversed() { rmdir(directory) }
+                throw BusTestError("cannot make cgroup \(directory): errno \(error)")
+            }
+        }
+        path = directory
+        self.made = made
+    }
+
+    deinit {
+        for _ in 0..<100 {
+            let procs = (try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8)) ?? ""
+            let pids = procs.split(separator: "\n").compactMap { Int32($0) }
+            if pids.isEmpty { break }
+            for pid in pids { kill(pid, SIGKILL) }
+            usleep(20_000)
+        }
+        removeMade()
+    }
+
+    /// Removes the directories made, innermost first; a slice another test still uses stays.
+    private func removeMade() {
+        for directory in made.reversed() { rmdir(directory) }
+        made = []
+    }
+
+    /// `sh -c` arguments that move the shell into this cgroup, then become `command`.
+    func run(_ command: [String]) -> [String] {
+        let quoted = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        return ["-c", "echo $$ > '\(path)/cgroup.procs' && exec \(quoted)"]
+    }
+}
+
 /// A small HTTP server in the server namespace that paces what it sends: `GET /BYTES/RATE`
 /// answers BYTES bytes at RATE bytes a second (curl cannot pace a download: it reads ahead and
-/// the kernel buffers megabytes), and any other request has its body read and answered empty.
+/// the kernel buffers megabytes); `GET /BYTES/RATE/FIRST` sends the first FIRST bytes at once,
+/// unpaced; and any other request has its body read and answered empty.
 /// It also counts UDP datagrams on port 443 (a QUIC stand-in) and drops them.
 final class PacingServer {
     let process: ChildProcess
@@ -103,8 +159,9 @@ final class PacingServer {
         process.send(signal: SIGKILL)
     }
 
-    static func url(bytes: Int, rate: Int, ipv6: Bool = false) -> String {
+    static func url(bytes: Int, rate: Int, ipv6: Bool = false, unpacedFirst: Int? = nil) -> String {
         "http://\(ipv6 ? "[\(TrafficNetwork.serverAddress6)]" : TrafficNetwork.serverAddress):8080/\(bytes)/\(rate)"
+            + (unpacedFirst.map { "/\($0)" } ?? "")
     }
 
     static let script = #"""
@@ -120,11 +177,12 @@ final class PacingServer {
                 lines = head.decode("latin-1").split("\r\n")
                 method, path, _ = lines[0].split(" ", 2)
                 if method == "GET":
-                    _, size, rate = path.split("/")
-                    size, rate = int(size), int(rate)
+                    fields = [int(f) for f in path.split("/")[1:]]
+                    size, rate, first = fields[0], fields[1], (fields[2] if len(fields) > 2 else 0)
                     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % size)
+                    conn.sendall(b"x" * first)
                     # Never faster than RATE, even to catch up after a stall (a busy machine).
-                    sent, due = 0, time.monotonic()
+                    sent, due = first, time.monotonic()
                     while sent < size:
                         n = min(16384, size - sent)
                         conn.sendall(b"x" * n)

@@ -9,6 +9,9 @@ import Testing
     final class Owners: SocketOwnerLookup {
         var byCookie: [UInt64: SocketOwner] = [:]
         var asked: [UInt64] = []
+        /// The cgroup path of each cgroup id: none by default, as on a machine without cgroup v2.
+        var paths: [UInt64: String] = [:]
+        func cgroupPaths(of ids: Set<UInt64>) -> [UInt64: String] { paths.filter { ids.contains($0.key) } }
         func owners(of sockets: [SocketRecord]) -> [UInt64: SocketOwner] {
             asked += sockets.map(\.cookie)
             let cookies = Set(sockets.map(\.cookie))
@@ -36,9 +39,15 @@ import Testing
             tracker = TrafficTracker(settings: settings, lookup: owners)
         }
 
-        /// Opens socket `cookie` of `uid` owned by `owner`.
-        mutating func open(_ cookie: UInt64, uid: UInt32 = 1000, owner: SocketOwner? = nil) {
-            sockets[cookie] = SocketRecord(cookie: cookie, uid: uid, inode: UInt32(cookie), bytesReceived: 0, bytesAcked: 0)
+        /// Opens socket `cookie` of `uid` owned by `owner`, in `cgroup` when given, having moved
+        /// `received` bytes already.
+        mutating func open(
+            _ cookie: UInt64, uid: UInt32 = 1000, owner: SocketOwner? = nil, cgroup: String? = nil, received: UInt64 = 0
+        ) {
+            sockets[cookie] = SocketRecord(
+                cookie: cookie, uid: uid, inode: UInt32(cookie), bytesReceived: received, bytesAcked: 0,
+                cgroupID: cgroup.map { _ in 1_000 + cookie })
+            if let cgroup { owners.paths[1_000 + cookie] = cgroup }
             if let owner { owners.byCookie[cookie] = owner }
         }
 
@@ -225,6 +234,83 @@ import Testing
         let events = harness.run(5, 1, received: 1_000_000)
         #expect(events.isEmpty, "\(events)")
         #expect(harness.owners.asked.isEmpty, "another user's socket is not even looked up")
+    }
+
+    @Test func rootsSocketInTheUsersOwnSessionIsTheUsers() throws {
+        var harness = Harness()
+        harness.open(1, uid: 0, owner: Self.fetcher, cgroup: "/user.slice/user-1000.slice/session-3.scope")
+        harness.follow()
+        let activity = try #require(Self.began(harness.run(1, 1, received: 400_000)).first)
+        #expect(activity.label == "Fetcher")
+    }
+
+    @Test func systemServicesAndOtherUsersSlicesAreNotTheUsers() {
+        for (uid, cgroup) in [
+            (1000, "/system.slice/apt-daily.service"), (1000, "/user.slice/user-1001.slice/session-4.scope"),
+            (0, "/system.slice/system-foo.slice/foo@1.service"), (0, "/machine.slice/libpod-1.scope"),
+        ] as [(UInt32, String)] {
+            var harness = Harness()
+            harness.open(1, uid: uid, owner: Self.fetcher, cgroup: cgroup)
+            harness.follow()
+            #expect(harness.run(4, 1, received: 1_000_000).filter { if case .began = $0 { true } else { false } }.isEmpty, "\(cgroup)")
+            #expect(harness.owners.asked.isEmpty, "\(cgroup): not even looked up")
+        }
+    }
+
+    @Test func theSystemSideCountsSystemServicesOfAnyUid() throws {
+        let unit = SocketOwner(application: "apt-daily.service", label: "Daily apt download activities")
+        for (cgroup, shown) in [
+            ("/system.slice/apt-daily.service", true), ("/user.slice/user-1000.slice/session-3.scope", false),
+            ("/", false),
+        ] {
+            var harness = Harness(settings: TrafficSettings(uid: 0, systemSide: true))
+            harness.open(1, uid: 42, owner: unit, cgroup: cgroup)
+            harness.follow()
+            let began = Self.began(harness.run(2, 1, received: 400_000))
+            #expect(began.map(\.label) == (shown ? ["Daily apt download activities"] : []), "\(cgroup)")
+        }
+    }
+
+    @Test func theSystemSideShowsNoOtherTraffic() {
+        var harness = Harness(settings: TrafficSettings(uid: 0, systemSide: true))
+        harness.follow()
+        var events: [TrafficEvent] = []
+        for _ in 0..<5 {
+            harness.interface.received += 1_000_000  // QUIC of a user's browser, say
+            events += harness.tick()
+        }
+        #expect(events.isEmpty, "\(events)")
+    }
+
+    @Test func whatASocketMovedBeforeItWasFollowedCounts() throws {
+        var harness = Harness()
+        // 20 MB arrived before the interfaces' counters woke the tracker.
+        harness.open(1, owner: Self.fetcher, received: 20_000_000)
+        harness.follow()
+        let activity = try #require(Self.began(harness.run(1, 1, received: 400_000)).first)
+        #expect(activity.completed == 20_400_000)
+        let events = harness.run(2, 1, received: 400_000)
+        #expect(events.last == .progressed(key: "org.example.Fetcher", completed: 21_200_000), "counted once: \(events)")
+    }
+
+    @Test func aSlowStartCountsFromItsFirstByte() throws {
+        var harness = Harness()
+        harness.open(1, owner: Self.fetcher)
+        harness.follow()
+        // 100 kB a second for 5 s: below 256 kB within 2 s, above a tenth of it.
+        #expect(Self.began(harness.run(5, 1, received: 100_000)).isEmpty)
+        let activity = try #require(Self.began(harness.run(1, 1, received: 300_000)).first)
+        #expect(activity.completed == 800_000)
+    }
+
+    @Test func aTrickleLongStoppedIsNoPartOfTheNextTransfer() throws {
+        var harness = Harness()
+        harness.open(1, owner: Self.fetcher)
+        harness.follow()
+        _ = harness.run(3, 1, received: 100_000)
+        _ = harness.run(8, 1, received: 1)  // quiet for more than 5 s
+        let activity = try #require(Self.began(harness.run(1, 1, received: 300_000)).first)
+        #expect(activity.completed < 310_000, "\(activity)")
     }
 
     @Test func loopbackNeverCounts() {

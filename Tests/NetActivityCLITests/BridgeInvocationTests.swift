@@ -21,6 +21,24 @@ import Testing
         #expect(command == .bridge(sources: [.traffic], trafficThreshold: 1_000_000, trafficIgnored: ["org.example.A", "curl", "rsync"]))
     }
 
+    @Test func systemIsTheSystemSideBridgeBeforeOrAfterTheCommand() throws {
+        for arguments in [["bridge", "--system"], ["--system", "bridge"], ["bridge", "--system", "--system-address", "unix:path=/b"]] {
+            let invocation = try Invocation.parse(arguments)
+            #expect(invocation.services.session == nil && invocation.services.system != nil, "\(arguments)")
+            #expect(invocation.command == .bridge(sources: [.packagekit, .launcher, .traffic]), "\(arguments)")
+        }
+        let ignoring = try Invocation.parse(["--system", "bridge", "--traffic-ignore", "snapd.service"])
+        #expect(ignoring.command == .bridge(sources: [.packagekit, .launcher, .traffic], trafficIgnored: ["snapd.service"]))
+    }
+
+    @Test(arguments: [
+        ["bridge", "--system", "--only", "packagekit,launcher"],
+        ["--system", "bridge", "--without", "traffic"],
+    ])
+    func theSystemSideRunsTrafficOnly(_ arguments: [String]) {
+        #expect(throws: Invocation.UsageError.self) { try Invocation.parse(arguments) }
+    }
+
     @Test(arguments: [
         ["bridge", "--traffic-threshold", "0"],
         ["bridge", "--traffic-threshold", "-5"],

@@ -65,6 +65,24 @@ import Glibc
         #expect(try root.observedState() == before, "a refused call changed the service's state")
     }
 
+    /// The system-side bridge (`netactivity --system bridge`, root) owns its name so that one
+    /// runs per machine; nobody may not take it.
+    @Test func rootAloneOwnsTheSystemSideBridgesName() throws {
+        try requireRoot()
+        let bus = try PrivateBus.systemPolicy(policyFile: Self.policyFile)
+        func request(_ prefix: [String]) throws -> ProcessResult {
+            try run(
+                prefix.first ?? "dbus-send",
+                Array(prefix.dropFirst())
+                    + ["--bus=\(bus.address)", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                       "org.freedesktop.DBus.RequestName", "string:io.github.netactivity.Bridge", "uint32:0"])
+        }
+        let nobody = try request(["setpriv"] + self.nobody + ["dbus-send"])
+        #expect(dbusSendError(nobody) == "org.freedesktop.DBus.Error.AccessDenied", "\(nobody)")
+        let root = try request(["dbus-send"])
+        #expect(root.succeeded && root.stdout.contains("uint32 1"), "root: \(root)\n--- bus ---\n\(bus.log)")
+    }
+
     @Test func nobodyCannotOwnTheName() throws {
         try requireRoot()
         let bus = try PrivateBus.systemPolicy(policyFile: Self.policyFile)

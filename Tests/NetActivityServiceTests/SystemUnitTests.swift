@@ -90,6 +90,10 @@ import Testing
             "usr/share/dbus-1/system-services/\(Self.busName).service",
             "usr/lib/systemd/system/\(Self.systemUnit)",
             "usr/share/dbus-1/interfaces/\(Self.busName).xml",
+            // The system-side bridge (its own tests are NetActivityBridgeTests' SystemBridgeUnitTests).
+            "usr/bin/netactivity",
+            "usr/lib/systemd/system/netactivity-bridge-system.service",
+            "usr/lib/systemd/system/multi-user.target.wants/netactivity-bridge-system.service",
         ]
         #expect(try files(under: destdir) == Set(expected))
         #expect(FileManager.default.isExecutableFile(atPath: destdir + "/usr/bin/netactivityd"))

@@ -34,6 +34,16 @@ final class CgroupTree {
         return found
     }
 
+    /// The processes in cgroup `path` itself (its `cgroup.procs`), at most `limit`; none when
+    /// it is gone or unreadable.
+    func processes(in path: String, limit: Int) -> [UInt32] {
+        guard let mount, path.hasPrefix(mount.root), !path.contains("/../") else { return [] }
+        let relative = path.dropFirst(mount.root == "/" ? 0 : mount.root.count)
+        guard let bytes = FileSystem.contents(of: mount.path + (relative.hasPrefix("/") ? "" : "/") + relative + "/cgroup.procs", limit: 1 << 20)
+        else { return [] }
+        return bytes.split(separator: UInt8(ascii: "\n")).prefix(limit).compactMap { UInt32(String(decoding: $0, as: UTF8.self)) }
+    }
+
     private func rescan() {
         guard let mount else { return }
         var found: [UInt64: String] = [:]

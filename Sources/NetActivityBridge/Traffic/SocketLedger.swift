@@ -8,8 +8,8 @@
 /// (`socketsToLookUp`) and takes their fresh counters alone. Bytes the interfaces carried that
 /// those do not explain mean a socket it has not seen: it reads a full dump in the same sample.
 final class SocketLedger {
-    /// The only user whose sockets are credited; every user's explain the interfaces.
-    let uid: UInt32
+    /// Whose sockets are credited; everyone's explain the interfaces.
+    let audience: TrafficAudience
     let headerAllowance: Double
     /// Unexplained bytes in one sample, beyond the header allowance, that make lookups
     /// insufficient: below it they could begin nothing.
@@ -40,8 +40,14 @@ final class SocketLedger {
         var received: UInt64
         var acked: UInt64
         var uid: UInt32
+        /// Whether the audience counts it, decided once from its cgroup and uid when it first
+        /// moves; nil until then.
+        var counted: Bool? = nil
         /// Looked up once: nil until then, `.some(nil)` when nobody was found.
         var owner: SocketOwner?? = nil
+        /// What its counters held when the ledger first read them (its bytes from its first
+        /// one, before the baseline), until they are credited with its first move.
+        var earlier = InterfaceCounters.Bytes(received: 0, sent: 0)
         /// What it moved between the last two readings.
         var lastDelta = InterfaceCounters.Bytes(received: 0, sent: 0)
         /// Whether it was in two readings, so `lastDelta` says how fast it goes.
@@ -64,8 +70,8 @@ final class SocketLedger {
         }
     }
 
-    init(uid: UInt32, headerAllowance: Double, unexplainedTrigger: UInt64, lookup: SocketOwnerLookup) {
-        self.uid = uid
+    init(audience: TrafficAudience, headerAllowance: Double, unexplainedTrigger: UInt64, lookup: SocketOwnerLookup) {
+        self.audience = audience
         self.headerAllowance = headerAllowance
         self.unexplainedTrigger = max(1, unexplainedTrigger)
         self.lookup = lookup
@@ -93,11 +99,12 @@ final class SocketLedger {
         return active
     }
 
-    /// What each application of `uid` moved since the previous sample, by application; nil for
-    /// the first dump after `reset()`, which only sets the counters to take deltas from.
+    /// What each application of the audience moved since the previous sample, by application;
+    /// nil for the first dump after `reset()`, which only sets the counters to take deltas from
+    /// (and the bytes each socket held then are credited, as `earlier`, with its first move).
     /// `interfaces` is what the default-route interfaces carried meanwhile, when known: what
     /// the sockets do not explain goes to the one QUIC application, or to "Other traffic".
-    func account(_ sample: TrafficSample.Sockets, interfaces: InterfaceCounters.Bytes?) -> [String: (SocketOwner, UInt64, UInt64)]? {
+    func account(_ sample: TrafficSample.Sockets, interfaces: InterfaceCounters.Bytes?) -> [String: ApplicationBytes]? {
         let first = !baselined
         var tally = self.tally(sample.tcp, destroyed: sample.destroyed, lookedUp: sample.lookedUp, first: first)
         var extra = interfaces.map { tally.unexplained(of: $0, allowance: headerAllowance) }
@@ -114,10 +121,18 @@ final class SocketLedger {
             samplesSinceDump = 0
             unexplainedIsNotTCP = !first && (extra.map { $0.received &+ $0.sent >= unexplainedTrigger } ?? false)
         }
-        // Owners of the sockets that began to carry traffic, looked up together.
+        // Whose the sockets that began to carry traffic are, from their cgroups; the owners of
+        // the audience's, looked up together.
         if !tally.fresh.isEmpty {
-            let owners = lookup.owners(of: tally.fresh)
-            for record in tally.fresh { tally.seen[record.cookie]?.owner = .some(owners[record.cookie]) }
+            let paths = lookup.cgroupPaths(of: Set(tally.fresh.compactMap(\.cgroupID)))
+            var counted: [SocketRecord] = []
+            for record in tally.fresh {
+                let counts = audience.counts(socketUID: record.uid, cgroup: record.cgroupID.flatMap { paths[$0] })
+                tally.seen[record.cookie]?.counted = counts
+                if counts { counted.append(record) }
+            }
+            let owners = counted.isEmpty ? [:] : lookup.owners(of: counted)
+            for record in counted { tally.seen[record.cookie]?.owner = .some(owners[record.cookie]) }
         }
         if tally.complete {
             sockets = tally.seen
@@ -128,24 +143,37 @@ final class SocketLedger {
         for cookie in tally.gone.keys { sockets[cookie] = nil }
         baselined = true
         guard !first else { return nil }
-        var applications: [String: (SocketOwner, UInt64, UInt64)] = [:]
-        func credit(_ owner: SocketOwner, _ received: UInt64, _ sent: UInt64) {
-            applications[owner.application, default: (owner, 0, 0)].1 &+= received
-            applications[owner.application, default: (owner, 0, 0)].2 &+= sent
+        var applications: [String: ApplicationBytes] = [:]
+        func credit(_ owner: SocketOwner, _ received: UInt64, _ sent: UInt64, earlier: InterfaceCounters.Bytes? = nil) {
+            applications[owner.application, default: ApplicationBytes(owner: owner)].received &+= received
+            applications[owner.application, default: ApplicationBytes(owner: owner)].sent &+= sent
+            if let earlier {
+                applications[owner.application, default: ApplicationBytes(owner: owner)].earlier.received &+= earlier.received
+                applications[owner.application, default: ApplicationBytes(owner: owner)].earlier.sent &+= earlier.sent
+            }
         }
         for (cookie, delta) in tally.moved.byCookie {
-            guard let followed = tally.seen[cookie] ?? tally.gone[cookie], followed.uid == uid,
+            guard let followed = tally.seen[cookie] ?? tally.gone[cookie], followed.counted == true,
                 let owner = followed.owner ?? nil
             else { continue }
-            credit(owner, delta.received, delta.sent)
+            // What it held at the baseline goes with its first move, once.
+            let earlier = followed.earlier
+            if earlier.received &+ earlier.sent > 0 {
+                if tally.seen[cookie] != nil { sockets[cookie]?.earlier = .init(received: 0, sent: 0) }
+            }
+            credit(owner, delta.received, delta.sent, earlier: earlier)
         }
-        for (followed, received, sent) in tally.vanishedShares where followed.uid == uid {
-            if let owner = followed.owner ?? nil { credit(owner, received, sent) }
+        for (followed, received, sent) in tally.vanishedShares where followed.counted == true {
+            if let owner = followed.owner ?? nil { credit(owner, received, sent, earlier: followed.earlier) }
         }
         // What lookups leave unexplained below the trigger may be a socket not looked up, which
         // the next dump credits: only a full reading, or bytes a dump found no TCP's, give it away.
-        if let extra, extra.received &+ extra.sent > 0, tally.complete || unexplainedIsNotTCP {
-            credit(quicOwner(sample.udpSockets) ?? .otherTraffic, extra.received, extra.sent)
+        // The system side gives them to a unit's QUIC alone: "Other traffic" there would show
+        // every user's QUIC on the system bus, and again beside each user's own.
+        if let extra, extra.received &+ extra.sent > 0, tally.complete || unexplainedIsNotTCP,
+            let owner = quicOwner(sample.udpSockets) ?? (audience == .system ? nil : .otherTraffic)
+        {
+            credit(owner, extra.received, extra.sent)
         }
         return applications
     }
@@ -157,7 +185,7 @@ final class SocketLedger {
         /// The sockets read, with their new counters.
         var seen: [UInt64: Followed] = [:]
         var moved = Moved()
-        /// This user's sockets that moved for the first time: their owners are looked up.
+        /// Sockets that moved for the first time: whether they count, and their owners, are looked up.
         var fresh: [SocketRecord] = []
         /// Sockets whose destroy broadcast came.
         var gone: [UInt64: Followed] = [:]
@@ -209,10 +237,13 @@ final class SocketLedger {
                 followed.measured = true
                 let moved = delta.received &+ delta.sent > 0
                 followed.idleSamples = moved ? 0 : min(followed.idleSamples + 1, Self.idleSamplesLookedUp)
-                if followed.uid == uid, moved, followed.owner == nil {
+                if moved, followed.counted == nil {
                     tally.fresh.append(record)
                 }
                 tally.moved.add(delta, of: record.cookie)
+            }
+            if first, sockets[record.cookie] == nil {
+                followed.earlier = .init(received: received, sent: acked)
             }
             followed.received = received
             followed.acked = acked
@@ -269,12 +300,12 @@ final class SocketLedger {
         return .init(received: UInt64(extra * share), sent: UInt64(extra * (1 - share)))
     }
 
-    /// The one application of this user with UDP sockets connected to remote port 443, if
+    /// The one application of the audience with UDP sockets connected to remote port 443, if
     /// exactly one has them.
     private func quicOwner(_ udp: [SocketRecord]) -> SocketOwner? {
-        let quic = udp.filter {
-            $0.uid == uid && $0.remotePort == 443 && $0.state == SocketRecord.established && !$0.isLoopback
-        }
+        let connected = udp.filter { $0.remotePort == 443 && $0.state == SocketRecord.established && !$0.isLoopback }
+        let paths = lookup.cgroupPaths(of: Set(connected.compactMap(\.cgroupID)))
+        let quic = connected.filter { audience.counts(socketUID: $0.uid, cgroup: $0.cgroupID.flatMap { paths[$0] }) }
         let unknown = quic.filter { udpOwners[$0.cookie] == nil }
         if !unknown.isEmpty {
             let owners = lookup.owners(of: unknown)

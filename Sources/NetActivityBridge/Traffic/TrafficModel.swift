@@ -65,12 +65,27 @@ struct TrafficSettings: Sendable {
     var headerAllowance: Double = 0.05
     /// Desktop ids and program names never shown (`--traffic-ignore`).
     var ignored: Set<String> = []
-    /// The only user whose sockets are shown: the bridge's.
+    /// The user whose sockets are shown: the bridge's.
     var uid: UInt32 = 0
+    /// Whether the system services' sockets are shown instead (`bridge --system`).
+    var systemSide = false
+
+    /// Whose sockets count.
+    var audience: TrafficAudience { systemSide ? .system : .user(uid) }
 
     /// A tenth of the threshold: below it an application is quiet, above it the interfaces are
     /// busy enough to follow sockets (below the begin threshold, or a begin would wait a period).
     var quietBytes: UInt64 { max(1, threshold / 10) }
+}
+
+/// What one application's sockets moved in one sample, as the ledger credits it.
+struct ApplicationBytes {
+    var owner: SocketOwner
+    var received: UInt64 = 0
+    var sent: UInt64 = 0
+    /// What its sockets had moved before the ledger first read them, credited once with each
+    /// socket's first move: an activity counts from the socket's first byte.
+    var earlier = InterfaceCounters.Bytes(received: 0, sent: 0)
 }
 
 /// An activity the tracker begins.
@@ -126,9 +141,15 @@ struct TrafficSample {
 
 /// Finds who owns sockets: the seam between the tracker and `/proc`.
 protocol SocketOwnerLookup: AnyObject {
-    /// The owners of `sockets` (all the bridge's user's), by cookie; a socket whose owner is
+    /// The owners of `sockets` (all the audience's), by cookie; a socket whose owner is
     /// gone or unknown is left out.
     func owners(of sockets: [SocketRecord]) -> [UInt64: SocketOwner]
+    /// The cgroup paths of the cgroup ids that exist; the root cgroup's is `/`.
+    func cgroupPaths(of ids: Set<UInt64>) -> [UInt64: String]
+}
+
+extension SocketOwnerLookup {
+    func cgroupPaths(of ids: Set<UInt64>) -> [UInt64: String] { [:] }
 }
 
 /// What the traffic source reads of the kernel: the seam tests replace.

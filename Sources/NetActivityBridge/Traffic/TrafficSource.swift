@@ -32,7 +32,15 @@ final class TrafficSource: BridgeSource {
 
     init(_ context: BridgeContext, settings: TrafficSettings, system: TrafficSystem? = nil) {
         self.context = context
-        self.system = system ?? KernelTrafficSystem(uid: settings.uid)
+        self.system =
+            system
+            ?? KernelTrafficSystem(
+                owners: settings.systemSide
+                    ? SystemUnitOwners(
+                        descriptions: UnitDescriptions(
+                            bus: context.systemBus,
+                            searchPath: UnitDescriptions.searchPath(environment: getenv("SYSTEMD_UNIT_PATH").map { String(cString: $0) })))
+                    : ProcessSocketOwners(uid: settings.uid))
         tracker = TrafficTracker(settings: settings, lookup: self.system.owners)
     }
 

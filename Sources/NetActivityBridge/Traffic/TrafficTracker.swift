@@ -19,6 +19,10 @@ final class TrafficTracker {
     private struct Application {
         var owner: SocketOwner
         var history: [(time: Duration, received: UInt64, sent: UInt64)] = []
+        /// What it moved before its window while idle, and its sockets before they were
+        /// followed: an activity's first `completed` counts it too, so it counts from the
+        /// sockets' first bytes rather than from the moment the threshold was crossed.
+        var earlier = InterfaceCounters.Bytes(received: 0, sent: 0)
         var state: State = .idle
         /// Since when its window has been below a tenth of the threshold.
         var quietSince: Duration?
@@ -39,7 +43,7 @@ final class TrafficTracker {
         // Unexplained at the quiet rate or faster (a tenth of the threshold per window) is worth a dump.
         let trigger = TrafficTracker.perWindow(settings.quietBytes, over: settings.window, window: settings.socketInterval)
         ledger = SocketLedger(
-            uid: settings.uid, headerAllowance: settings.headerAllowance, unexplainedTrigger: trigger, lookup: lookup)
+            audience: settings.audience, headerAllowance: settings.headerAllowance, unexplainedTrigger: trigger, lookup: lookup)
     }
 
     /// The sockets the next sample need only look up, or nil when it needs a full dump.
@@ -91,17 +95,27 @@ final class TrafficTracker {
     // MARK: - Applications
 
     private func update(
-        _ moved: [String: (SocketOwner, UInt64, UInt64)], reported: [ReportedActivity], at now: Duration
+        _ moved: [String: ApplicationBytes], reported: [ReportedActivity], at now: Duration
     ) -> [TrafficEvent] {
-        for (key, (owner, received, sent)) in moved {
-            var application = applications[key] ?? Application(owner: owner)
-            application.owner.merge(owner)
-            application.history.append((now, received, sent))
+        var earlierNow: [String: InterfaceCounters.Bytes] = [:]
+        for (key, bytes) in moved {
+            var application = applications[key] ?? Application(owner: bytes.owner)
+            application.owner.merge(bytes.owner)
+            application.history.append((now, bytes.received, bytes.sent))
+            application.earlier.received &+= bytes.earlier.received
+            application.earlier.sent &+= bytes.earlier.sent
+            earlierNow[key] = bytes.earlier
             applications[key] = application
         }
         var events: [TrafficEvent] = []
         for key in applications.keys.sorted() {
             guard var application = applications[key] else { continue }
+            if application.state == .idle {
+                for old in application.history where now - old.time >= settings.window {
+                    application.earlier.received &+= old.received
+                    application.earlier.sent &+= old.sent
+                }
+            }
             application.history.removeAll { now - $0.time >= settings.window }
             let received = application.history.reduce(0) { $0 &+ $1.received }
             let sent = application.history.reduce(0) { $0 &+ $1.sent }
@@ -118,17 +132,25 @@ final class TrafficTracker {
             case .idle:
                 if covered {
                     application.state = .heldBack
+                    application.earlier = .init(received: 0, sent: 0)
                 } else if received &+ sent >= settings.threshold, !application.owner.isIgnored(by: settings.ignored) {
                     let download = received >= sent
                     let owner = application.owner
-                    application.state = .shown(download: download, completed: download ? received : sent)
+                    let completed = download ? received &+ application.earlier.received : sent &+ application.earlier.sent
+                    application.state = .shown(download: download, completed: completed)
+                    application.earlier = .init(received: 0, sent: 0)
                     events.append(
                         .began(
                             ObservedActivity(
                                 key: key, label: owner.label, application: owner == .otherTraffic ? nil : owner.application,
-                                icon: owner.icon, download: download, completed: download ? received : sent)))
+                                icon: owner.icon, download: download, completed: completed)))
+                } else if quietLongEnough {
+                    // A trickle long since stopped is no part of the next transfer.
+                    application.earlier = .init(received: 0, sent: 0)
                 }
             case .shown(let download, let completed):
+                let joined = earlierNow[key].map { download ? $0.received : $0.sent } ?? 0
+                application.earlier = .init(received: 0, sent: 0)
                 if covered {
                     application.state = .heldBack
                     events.append(.ended(key: key))
@@ -136,7 +158,8 @@ final class TrafficTracker {
                     application.state = .idle
                     events.append(.ended(key: key))
                 } else if let latest {
-                    let more = download ? latest.received : latest.sent
+                    // A socket of the baseline that joins the transfer brings its bytes from its first.
+                    let more = (download ? latest.received : latest.sent) &+ joined
                     if more > 0 {
                         application.state = .shown(download: download, completed: completed &+ more)
                         events.append(.progressed(key: key, completed: completed &+ more))
@@ -145,6 +168,7 @@ final class TrafficTracker {
             case .heldBack:
                 // Until its own traffic has been low for the end period, or a second activity
                 // would begin the moment the reporter's ends.
+                application.earlier = .init(received: 0, sent: 0)
                 if !covered && quietLongEnough { application.state = .idle }
             }
             if application.state == .idle && application.history.isEmpty {

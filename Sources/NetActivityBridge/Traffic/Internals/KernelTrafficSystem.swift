@@ -15,8 +15,14 @@ final class KernelTrafficSystem: TrafficSystem {
     static let tcpStates: UInt32 = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 8) | (1 << 9) | (1 << 11)
     static let udpConnected: UInt32 = 1 << 1
 
-    init(uid: UInt32) {
-        owners = ProcessSocketOwners(uid: uid)
+    /// The kernel's sockets, their owners found by `owners`.
+    init(owners: SocketOwnerLookup) {
+        self.owners = owners
+    }
+
+    /// The kernel's sockets, their owners the processes and app units of `uid`'s session.
+    convenience init(uid: UInt32) {
+        self.init(owners: ProcessSocketOwners(uid: uid))
     }
 
     /// The default-route interfaces as last read, and how many more readings they serve.

@@ -1,0 +1,159 @@
+import DBus
+import Platform
+
+/// A unit's `Description`, as systemd answers on the system bus
+/// (`org.freedesktop.systemd1.Manager.GetUnit`, then the unit's `Description` property), else
+/// as the unit file on the unit search path says it. Each unit is asked once; its answer (or
+/// none) is remembered.
+///
+/// Not thread-safe: the traffic source asks on the bridge's loop. The bus is asked on a
+/// connection of its own, waiting at most `callTimeout`: once per unit, rarely.
+final class UnitDescriptions {
+    private let bus: BusAddress?
+    private let searchPath: [String]
+    private var connection: Connection?
+    /// Whether systemd is known not to answer (no connection, or no such name): then only files.
+    private var systemdSilent = false
+    private var known: [String: String?] = [:]
+
+    static let callTimeout: Duration = .milliseconds(500)
+    /// Descriptions longer than this are cut: the label is one line.
+    static let lengthLimit = 256
+    static let systemd: BusName = "org.freedesktop.systemd1"
+    static let managerPath: ObjectPath = "/org/freedesktop/systemd1"
+
+    /// Descriptions from systemd on `bus` (none when nil) and from the unit files in
+    /// `searchPath` (`UnitDescriptions.searchPath(environment:)`).
+    init(bus: BusAddress?, searchPath: [String]) {
+        self.bus = bus
+        self.searchPath = searchPath
+    }
+
+    /// The description of `unit`, or nil when neither systemd nor a unit file tells one.
+    func description(of unit: String) -> String? {
+        if let answer = known[unit] { return answer }
+        let answer = (fromSystemd(unit) ?? fromUnitFile(unit)).map(Self.cleaned)
+        if known.count >= 1_024 { known.removeAll() }
+        known[unit] = .some(answer)
+        return answer
+    }
+
+    // MARK: - systemd
+
+    private func fromSystemd(_ unit: String) -> String? {
+        guard let bus, !systemdSilent else { return nil }
+        do {
+            if connection == nil { connection = try Connection(bus) }
+            guard let connection else { return nil }
+            let getUnit = try Message.methodCall(
+                destination: Self.systemd, path: Self.managerPath, interface: "org.freedesktop.systemd1.Manager",
+                member: "GetUnit", arguments: [.string(unit)])
+            guard case .objectPath(let path) = try connection.call(getUnit, timeout: Self.callTimeout).arguments().first
+            else { return nil }
+            let get = try Message.methodCall(
+                destination: Self.systemd, path: path, interface: .properties, member: "Get",
+                arguments: [.string("org.freedesktop.systemd1.Unit"), .string("Description")])
+            guard case .variant(.string(let text)) = try connection.call(get, timeout: Self.callTimeout).arguments().first
+            else { return nil }
+            return text.isEmpty ? nil : text
+        } catch {
+            // No such unit is an answer about this unit only; anything else (no bus, no
+            // systemd, a timeout) says systemd will not answer the next one either.
+            if error.name.rawValue != "org.freedesktop.systemd1.NoSuchUnit" {
+                systemdSilent = true
+                connection = nil
+            }
+            return nil
+        }
+    }
+
+    // MARK: - Unit files
+
+    /// The system unit search path: `$SYSTEMD_UNIT_PATH` as systemd reads it (a trailing `:`
+    /// appends the defaults), else the defaults.
+    static func searchPath(environment: String?) -> [String] {
+        let defaults = [
+            "/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
+            "/lib/systemd/system",
+        ]
+        guard let environment, !environment.isEmpty else { return defaults }
+        let named = environment.split(separator: ":").map(String.init)
+        return environment.hasSuffix(":") ? named + defaults : named
+    }
+
+    private func fromUnitFile(_ unit: String) -> String? {
+        let name = UnitName(unit)
+        guard !unit.contains("/"), !unit.hasPrefix(".") else { return nil }
+        for candidate in Set([name.name, name.template]).sorted(by: { $0.count > $1.count }) {
+            for directory in searchPath {
+                guard let bytes = FileSystem.contents(of: directory + "/" + candidate, limit: 256 * 1024),
+                    let text = Self.description(inUnitFile: String(decoding: bytes, as: UTF8.self))
+                else { continue }
+                return Self.specifiersExpanded(text, instance: name.instance, unit: unit)
+            }
+        }
+        return nil
+    }
+
+    /// The `Description=` of the `[Unit]` section of a unit file's text (the last one, as
+    /// systemd takes it), or nil.
+    static func description(inUnitFile text: String) -> String? {
+        var section = ""
+        var found: String?
+        for rawLine in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+            let line = rawLine.drop { $0 == " " || $0 == "\t" }
+            if line.hasPrefix("#") || line.hasPrefix(";") { continue }
+            if line.hasPrefix("[") {
+                section = String(line)
+                continue
+            }
+            guard section == "[Unit]", let equals = line.firstIndex(of: "=") else { continue }
+            let key = line[..<equals].trimmingSpaces
+            if key == "Description" {
+                let value = line[line.index(after: equals)...].trimmingSpaces
+                found = value.isEmpty ? nil : String(value)
+            }
+        }
+        return found
+    }
+
+    /// `%i`, `%I`, `%n`, `%N`, `%p` and `%%` expanded as systemd would; any other specifier left.
+    static func specifiersExpanded(_ text: String, instance: String?, unit: String) -> String {
+        guard text.contains("%") else { return text }
+        let name = UnitName(unit)
+        let prefix = String(name.template.split(separator: "@").first ?? Substring(unit)).split(separator: ".").first.map(String.init) ?? unit
+        let withoutSuffix = unit.split(separator: ".").dropLast().joined(separator: ".")
+        var result = ""
+        var iterator = text.makeIterator()
+        while let character = iterator.next() {
+            guard character == "%", let specifier = iterator.next() else {
+                result.append(character)
+                continue
+            }
+            switch specifier {
+            case "i", "I": result += instance ?? ""
+            case "n": result += unit
+            case "N": result += withoutSuffix
+            case "p": result += prefix
+            case "%": result += "%"
+            default: result += "%" + String(specifier)
+            }
+        }
+        return result
+    }
+
+    /// One line of at most `lengthLimit` characters, without control characters.
+    static func cleaned(_ text: String) -> String {
+        String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init).prefix(lengthLimit))
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingSpaces: Substring {
+        var start = startIndex
+        var end = endIndex
+        while start < end, self[start] == " " || self[start] == "\t" { start = index(after: start) }
+        while end > start, self[index(before: end)] == " " || self[index(before: end)] == "\t" { end = index(before: end) }
+        return self[start..<end]
+    }
+}
