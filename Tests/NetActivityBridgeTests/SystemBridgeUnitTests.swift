@@ -6,7 +6,7 @@ import Testing
 /// it: `systemd-analyze verify`, and its exposure (`systemd-analyze security`) beside the
 /// service's. That the bridge works inside the sandbox it sets is `TrafficSystemTests`' first
 /// test, run in `Side.unitSandbox`.
-@Suite struct SystemBridgeUnitTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct SystemBridgeUnitTests {
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     static let unit = "netactivity-bridge-system.service"

@@ -88,7 +88,7 @@ import Glibc
 
 /// `UnitDescriptions` asking systemd: python-dbusmock's `systemd` template on a private bus
 /// that stands for the system bus, a unit added to it with a `Description`.
-@Suite struct UnitDescriptionsFromSystemdTests {
+@Suite(.system, .tags(.system), .timeLimit(.minutes(5))) struct UnitDescriptionsFromSystemdTests {
     @Test func systemdsAnswerComesBeforeTheUnitFile() throws {
         let bus = try PrivateBus()
         let systemd = try ChildProcess(

@@ -17,6 +17,7 @@ import Glibc
 /// writes on the unit search path (`SYSTEMD_UNIT_PATH`). Traffic only ever goes between the
 /// two namespaces.
 @Suite(
+    .system, .tags(.system), .timeLimit(.minutes(5)),
     .serialized,
     .enabled(if: TrafficNetwork.unavailable == nil, Comment(rawValue: TrafficNetwork.unavailable ?? "")))
 struct TrafficSystemTests {
