@@ -49,7 +49,7 @@ let package = Package(
         // The seed's NetworkActivityCenter sample made real: `swift run DownloadCenter`.
         .executableTarget(name: "DownloadCenter", dependencies: ["NetActivityURLSession"], path: "Examples/DownloadCenter"),
         // An app that holds a client and idles, built against NetActivity alone (RSS test).
-        .executableTarget(name: "na-idleclient", dependencies: ["NetActivity"], path: "Tests/IdleClientExecutable"),
+        .executableTarget(name: "na-idleclient", dependencies: ["NetActivity"], path: "Tests/Support/IdleClientExecutable"),
         // `netactivity tray`: a StatusNotifierItem that follows Visible.
         .target(name: "NetActivityTray", dependencies: ["NetActivity", "NetActivityContract", "DBus"]),
         // `netactivity bridge`: transfers PackageKit and the Unity launcher API announce, and those the
@@ -71,22 +71,22 @@ let package = Package(
         // How tests and benchmarks start processes and private dbus-daemons (the spawner, the
         // bus's directory, configuration and command line), without Foundation: shared by
         // BusTestSupport and the benchmark driver, which cannot depend on a test-support target.
-        .target(name: "PrivateBusLauncher", dependencies: ["DBus", "Platform"], path: "Tests/PrivateBusLauncher"),
+        .target(name: "PrivateBusLauncher", dependencies: ["DBus", "Platform"], path: "Tests/Support/PrivateBusLauncher"),
         // Private dbus-daemon instances and process helpers for the test suites.
-        .target(name: "BusTestSupport", dependencies: ["DBus", "PrivateBusLauncher"], path: "Tests/BusTestSupport"),
+        .target(name: "BusTestSupport", dependencies: ["DBus", "PrivateBusLauncher"], path: "Tests/Support/BusTestSupport"),
         // The real netactivityd on a private bus (ServiceDaemon) and a client that looks at it
         // (ServiceProbe): how every suite starts, stops and questions the service; what a library
         // client shows a test (LibraryObservers).
         .target(
             name: "NetActivityTestSupport", dependencies: ["BusTestSupport", "DBus", "NetActivityContract", "NetActivity"],
-            path: "Tests/NetActivityTestSupport"),
+            path: "Tests/Support/NetActivityTestSupport"),
         // The benchmark driver: `make bench`.
         .executableTarget(
             name: "netactivity-bench", dependencies: ["DBus", "NetActivityContract", "NetActivityBridge", "PrivateBusLauncher"],
             path: "Benchmarks/Driver"),
         // A long-lived client process for tests that SIGKILL a client holding activities.
         .executableTarget(
-            name: "na-testclient", dependencies: ["DBus", "BusTestSupport"], path: "Tests/TestClientExecutable"),
+            name: "na-testclient", dependencies: ["DBus", "BusTestSupport"], path: "Tests/Support/TestClientExecutable"),
 
         .testTarget(name: "NetActivityModelTests", dependencies: ["NetActivityModel", "Platform"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "BusTestSupport"]),

@@ -126,7 +126,7 @@ import Glibc
 
 // MARK: - A client process to kill
 
-/// `na-testclient` (Tests/TestClientExecutable): pushes, begins activities, then holds its
+/// `na-testclient` (Tests/Support/TestClientExecutable): pushes, begins activities, then holds its
 /// connection until killed. A separate process, so that SIGKILL ends it the way a crash would.
 private final class ClientProcess {
     let process: ChildProcess
