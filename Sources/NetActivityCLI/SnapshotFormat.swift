@@ -29,36 +29,51 @@ enum SnapshotFormat {
     /// no field for (one the service declares since) comes out of `otherProperties` as it came,
     /// so a new property shows here with no edit.
     private static func json(_ activity: ActivityInfo) -> JSONText {
-        typealias Object = ActivityObjectInterface
-        let known: [MemberName: JSONText] = [
-            Object.id.name: .integer(UInt64(activity.id)),
-            Object.label.name: .string(activity.label),
-            Object.owner.name: .string(activity.owner),
-            Object.started.name: .integer(activity.started),
-            Object.completed.name: .integer(activity.completed),
-            Object.total.name: .integer(activity.total),
-            Object.processID.name: activity.processID.map { .integer(UInt64($0)) } ?? .null,
-            Object.userID.name: activity.userID.map { .integer(UInt64($0)) } ?? .null,
-            Object.application.name: .string(activity.application),
-            Object.claimedApplication.name: .string(activity.claimedApplication),
-            Object.icon.name: .string(activity.icon),
-            Object.kind.name: .string(activity.kind),
-            Object.fraction.name: activity.fraction.map { .number($0) } ?? .null,
-            Object.rate.name: .number(activity.rate),
-        ]
-        var members: [(String, JSONText)] = Object.descriptor.properties.compactMap { property in
-            guard let value = known[property.name] ?? activity.otherProperties[property.name.rawValue].map(json) else { return nil }
-            return (jsonName(property.name.rawValue), value)
+        var members: [(String, JSONText)] = []
+        members.reserveCapacity(activityMembers.count + 2)
+        for member in activityMembers {
+            if let value = member.value(activity) { members.append((member.name, value)) }
         }
         // Properties of a newer service than this client's declaration, by name.
-        let declared = Set(Object.descriptor.properties.map(\.name.rawValue))
-        for (name, value) in activity.otherProperties.sorted(by: { $0.key < $1.key }) where !declared.contains(name) {
-            members.append((jsonName(name), json(value)))
+        if !activity.otherProperties.isEmpty {
+            for (name, value) in activity.otherProperties.sorted(by: { $0.key < $1.key }) where !declaredNames.contains(name) {
+                members.append((jsonName(name), json(value)))
+            }
         }
         members.append(("remaining_seconds", activity.remainingSeconds.map { .integer(UInt64(min($0.rounded(), 1e15))) } ?? .null))
         members.append(("bus", .string(activity.bus == .system ? "system" : "session")))
         return .object(members)
     }
+
+    /// Each declared activity property's JSON name and how its value is read, in the
+    /// declaration's order: made once, since `watch --format json` lists every activity on
+    /// every line.
+    private static let activityMembers: [(name: String, value: @Sendable (ActivityInfo) -> JSONText?)] = {
+        typealias Object = ActivityObjectInterface
+        let fields: [MemberName: @Sendable (ActivityInfo) -> JSONText] = [
+            Object.id.name: { .integer(UInt64($0.id)) },
+            Object.label.name: { .string($0.label) },
+            Object.owner.name: { .string($0.owner) },
+            Object.started.name: { .integer($0.started) },
+            Object.completed.name: { .integer($0.completed) },
+            Object.total.name: { .integer($0.total) },
+            Object.processID.name: { $0.processID.map { .integer(UInt64($0)) } ?? .null },
+            Object.userID.name: { $0.userID.map { .integer(UInt64($0)) } ?? .null },
+            Object.application.name: { .string($0.application) },
+            Object.claimedApplication.name: { .string($0.claimedApplication) },
+            Object.icon.name: { .string($0.icon) },
+            Object.kind.name: { .string($0.kind) },
+            Object.fraction.name: { $0.fraction.map { .number($0) } ?? .null },
+            Object.rate.name: { .number($0.rate) },
+        ]
+        return Object.descriptor.properties.map { property in
+            let name = property.name
+            let value: @Sendable (ActivityInfo) -> JSONText? = fields[name] ?? { $0.otherProperties[name.rawValue].map(json) }
+            return (jsonName(name.rawValue), value)
+        }
+    }()
+
+    private static let declaredNames = Set(ActivityObjectInterface.descriptor.properties.map(\.name.rawValue))
 
     /// A D-Bus member name in snake case, as JSON keys are: `ProcessID` → `process_id`.
     static func jsonName(_ name: String) -> String {
