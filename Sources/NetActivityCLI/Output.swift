@@ -17,6 +17,6 @@ enum Output {
     /// Returns false when the reader has gone away (EPIPE).
     @discardableResult
     static func write(_ text: String, to descriptor: Int32) -> Bool {
-        (try? FileDescriptor(rawValue: descriptor).write(Array(text.utf8))) != nil
+        (try? FileDescriptor(rawValue: descriptor).write(text)) != nil
     }
 }

@@ -65,14 +65,23 @@ public struct FileDescriptor: Equatable, Hashable, Sendable {
     /// Writes all of `bytes`, however many calls it takes. The corresponding C function is
     /// `write`.
     public func write(_ bytes: [UInt8]) throws(Errno) {
+        if let failure = bytes.withUnsafeBytes({ writeAll($0) }) { throw failure }
+    }
+
+    /// Writes all of `text`'s UTF-8, from the string's own storage.
+    public func write(_ text: String) throws(Errno) {
+        var text = text
+        if let failure = text.withUTF8({ writeAll(UnsafeRawBufferPointer($0)) }) { throw failure }
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) -> Errno? {
         var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeBytes { buffer in
-                retryingInterrupts { Glibc.write(rawValue, buffer.baseAddress! + offset, buffer.count - offset) }
-            }
-            guard count >= 0 else { throw .current }
+        while offset < bytes.count, let base = bytes.baseAddress {
+            let count = retryingInterrupts { Glibc.write(rawValue, base + offset, bytes.count - offset) }
+            guard count >= 0 else { return .current }
             offset += count
         }
+        return nil
     }
 
     /// Closes it; not retried on EINTR, since Linux frees the number either way.
