@@ -51,7 +51,7 @@ let package = Package(
         // An app that holds a client and idles, built against NetActivity alone (RSS test).
         .executableTarget(name: "na-idleclient", dependencies: ["NetActivity"], path: "Tests/Support/IdleClientExecutable"),
         // `netactivity tray`: a StatusNotifierItem that follows Visible.
-        .target(name: "NetActivityTray", dependencies: ["NetActivity", "NetActivityContract", "DBus"]),
+        .target(name: "NetActivityTray", dependencies: ["NetActivity", "NetActivityContract", "DBus", "Platform"]),
         // `netactivity bridge`: transfers PackageKit and the Unity launcher API announce, and those the
         // kernel's socket statistics show (the traffic source), reported.
         .target(

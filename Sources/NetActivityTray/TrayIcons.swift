@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Platform
 
 /// NetActivity's own icons, which the tray shows by default, and where a tray host finds them.
 ///
@@ -55,10 +53,7 @@ public enum TrayIcons {
     /// `themePath(executable:exists:)` for this process, found through `/proc/self/exe`; empty
     /// when the kernel does not say where the executable is.
     public static func themePathOfThisProcess() -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return "" }
-        let executable = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return themePath(executable: executable) { access($0, R_OK) == 0 }
+        guard let executable = ProcFS().executable(of: nil) else { return "" }
+        return themePath(executable: executable, exists: FileSystem.exists)
     }
 }
