@@ -183,44 +183,40 @@ struct Report {
             say("Traffic source: one sock_diag dump (median of \(TrafficCost.rounds), wall time) beside ss -tinie dumping the same")
             say(dumps.text)
             say("goal: ratio ≤ 1")
-            var bridge = Table(["netactivity bridge --only traffic", "wake-ups a second", "CPU"])
-            bridge.add([
-                "idle, \(traffic.idleSeconds) s", fixed(traffic.idleWakeUpsPerSecond, 2),
-                fixed(traffic.idleCPUShare * 100, 3) + " % of a core",
-            ])
-            bridge.add([
-                "following \(TrafficCost.rate / 1_000_000) MB/s, \(traffic.followingSeconds) s"
-                    + (traffic.followingShown ? "" : " (not shown!)"), "", fixed(traffic.followingCPUShare * 100, 2) + " % of a core",
-            ])
-            say(bridge.text)
-            say("goals: idle ≤ 0.5 wake-ups a second and ≤ 0.02 % of a core; following ≤ 0.5 % of a core")
-            ratios.append("traffic-idle-wakeups \(fixed(traffic.idleWakeUpsPerSecond, 2))/s")
-            ratios.append("traffic-idle-cpu \(fixed(traffic.idleCPUShare * 100, 3)) %")
-            ratios.append("traffic-cpu \(fixed(traffic.followingCPUShare * 100, 2)) %")
-            if let system = traffic.system {
-                var rows = Table(["netactivity --system bridge", "wake-ups a second", "CPU"])
+            /// One side's rows: idle, then following a transfer, with their goals and ratios.
+            func sourceCost(
+                _ heading: String, following: String, idleWakeUps: Double, idleCPU: Double, followingCPU: Double,
+                shown: Bool, ratioPrefix: String
+            ) {
+                var rows = Table([heading, "wake-ups a second", "CPU"])
+                rows.add(["idle, \(traffic.idleSeconds) s", fixed(idleWakeUps, 2), fixed(idleCPU * 100, 3) + " % of a core"])
                 rows.add([
-                    "idle, \(traffic.idleSeconds) s", fixed(system.idleWakeUpsPerSecond, 2),
-                    fixed(system.idleCPUShare * 100, 3) + " % of a core",
+                    "following \(TrafficCost.rate / 1_000_000) MB/s\(following), \(traffic.followingSeconds) s"
+                        + (shown ? "" : " (not shown!)"), "", fixed(followingCPU * 100, 2) + " % of a core",
                 ])
-                rows.add([
-                    "following \(TrafficCost.rate / 1_000_000) MB/s of a system unit, \(traffic.followingSeconds) s"
-                        + (system.followingShown ? "" : " (not shown!)"), "",
-                    fixed(system.followingCPUShare * 100, 2) + " % of a core",
-                ])
-                say("")
-                say("System-side traffic source (medians of \(SystemTrafficFigures.runs) runs)")
                 say(rows.text)
                 say("goals: idle ≤ 0.5 wake-ups a second and ≤ 0.02 % of a core; following ≤ 0.5 % of a core")
+                ratios.append("\(ratioPrefix)-idle-wakeups \(fixed(idleWakeUps, 2))/s")
+                ratios.append("\(ratioPrefix)-idle-cpu \(fixed(idleCPU * 100, 3)) %")
+                ratios.append("\(ratioPrefix)-cpu \(fixed(followingCPU * 100, 2)) %")
+            }
+            sourceCost(
+                "netactivity bridge --only traffic", following: "", idleWakeUps: traffic.idleWakeUpsPerSecond,
+                idleCPU: traffic.idleCPUShare, followingCPU: traffic.followingCPUShare, shown: traffic.followingShown,
+                ratioPrefix: "traffic")
+            if let system = traffic.system {
+                say("")
+                say("System-side traffic source (medians of \(SystemTrafficFigures.runs) runs)")
+                sourceCost(
+                    "netactivity --system bridge", following: " of a system unit", idleWakeUps: system.idleWakeUpsPerSecond,
+                    idleCPU: system.idleCPUShare, followingCPU: system.followingCPUShare, shown: system.followingShown,
+                    ratioPrefix: "system-traffic")
                 if let exposure = system.exposure {
                     say(
                         "systemd-analyze security: netactivity-bridge-system.service \(fixed(exposure.bridge, 1)), "
                             + "netactivityd-system.service \(fixed(exposure.service, 1)) (goal: no more than the service's)")
                     ratios.append("system-traffic-exposure \(fixed(exposure.bridge, 1))/\(fixed(exposure.service, 1))")
                 }
-                ratios.append("system-traffic-idle-wakeups \(fixed(system.idleWakeUpsPerSecond, 2))/s")
-                ratios.append("system-traffic-idle-cpu \(fixed(system.idleCPUShare * 100, 3)) %")
-                ratios.append("system-traffic-cpu \(fixed(system.followingCPUShare * 100, 2)) %")
             }
         }
         say("")
