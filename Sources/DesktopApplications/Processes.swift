@@ -3,12 +3,15 @@ import Platform
 /// What `/proc` tells any user about another process, for naming the application behind it:
 /// its program, its parent, its owner, its cgroup. Every read may race the process's exit, so
 /// each answer is optional and a process gone between two reads is simply unknown. Reads the
-/// `ProcFS` it is given, so a test gives it a tree of its own.
+/// `ProcFS` and the desktop entries it is given, so a test gives it trees of its own.
 public struct Processes: Sendable {
     public let proc: ProcFS
+    /// Where a program's desktop entry is looked for.
+    public let entries: DesktopEntries
 
-    public init(proc: ProcFS = ProcFS()) {
+    public init(proc: ProcFS = ProcFS(), entries: DesktopEntries = .installed) {
         self.proc = proc
+        self.entries = entries
     }
 
     /// The program name of process `pid`: `argv[0]` without its directory
@@ -61,7 +64,7 @@ public struct Processes: Sendable {
     /// (`desktopApplication(ofProcess:)`), else the id of the entry that runs its program, else
     /// the program's name; nil if it is gone.
     public func application(ofProcess pid: UInt32) -> String? {
-        desktopApplication(ofProcess: pid) ?? programName(ofProcess: pid).map(DesktopEntries.application(forProgram:))
+        desktopApplication(ofProcess: pid) ?? programName(ofProcess: pid).map(entries.application(forProgram:))
     }
 
     /// The desktop id the desktop itself gave process `pid`: the Flatpak app id of its sandbox

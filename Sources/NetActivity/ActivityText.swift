@@ -6,9 +6,9 @@ extension ActivityInfo {
     /// (`claimedApplication`) where it names one, by its desktop entry's name where one is
     /// installed; else the owner's. A reverse-DNS app id (`org.mozilla.firefox`) without a
     /// desktop entry is shortened to its last part, the first letter capitalised ("Firefox");
-    /// an executable's name the same way ("Curl").
-    public var applicationName: String? {
-        if !claimedApplication.isEmpty, let name = DesktopEntries.name(of: claimedApplication) { return name }
+    /// an executable's name the same way ("Curl"). Desktop entries are looked for in `entries`.
+    public func applicationName(in entries: DesktopEntries = .installed) -> String? {
+        if !claimedApplication.isEmpty, let name = entries.name(of: claimedApplication) { return name }
         let id = claimedApplication.isEmpty ? application : claimedApplication
         let short = id.split(separator: ".").last.map(String.init) ?? id
         guard let first = short.first else { return nil }
@@ -18,8 +18,11 @@ extension ActivityInfo {
     /// The line panels show for it: "Firefox — Sync feeds", with "system: " before an activity
     /// of the system service and without the application while it is unknown. Printable
     /// (`PrintableText`): the label and the application's name come from other programs.
-    public var title: String {
-        PrintableText.printable((bus == .system ? "system: " : "") + (applicationName.map { $0 + " — " } ?? "") + label)
+    public var title: String { title(in: .installed) }
+
+    /// `title`, with the application's name from the desktop entries in `entries`.
+    public func title(in entries: DesktopEntries) -> String {
+        PrintableText.printable((bus == .system ? "system: " : "") + (applicationName(in: entries).map { $0 + " — " } ?? "") + label)
     }
 }
 

@@ -1,4 +1,5 @@
 import DBus
+import DesktopApplications
 import NetActivity
 import NetActivityContract
 #if canImport(Glibc)
@@ -57,11 +58,13 @@ public final class Bridge {
         }
         // On the bridge's own loop: a report made while handling a signal goes out in the next turn.
         let client = NetActivityClient(bus: options.report, sharing: loop, problems: { problems("bridge: " + $0) })
+        // One reading of /proc and of the desktop entries for every source, so each entry is read once.
+        let processes = Processes()
         let chosen = options.systemSide ? options.sources.intersection(BridgeOptions.systemSources) : options.sources
         for name in BridgeSourceName.allCases where chosen.contains(name) {
             let context = BridgeContext(
                 loop: loop, client: client, sessionBus: options.session, systemBus: options.system,
-                problems: { problems("bridge: \(name.rawValue): " + $0) })
+                processes: processes, problems: { problems("bridge: \(name.rawValue): " + $0) })
             let source = name.makeSource(context, options: options)
             do {
                 try source.start()
@@ -161,6 +164,8 @@ public struct BridgeContext {
     public let client: NetActivityClient
     public let sessionBus: BusAddress
     public let systemBus: BusAddress
+    /// Where sources learn a process's program and application, and an application's desktop entry.
+    public let processes: Processes
     public let problems: (String) -> Void
 }
 

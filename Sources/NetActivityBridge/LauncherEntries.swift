@@ -34,6 +34,7 @@ final class LauncherEntries {
 
     private let loop: EventLoop
     private let client: NetActivityClient
+    private let desktopEntries: DesktopEntries
     private let problems: (String) -> Void
 
     private var entries: [String: Entry] = [:]
@@ -47,7 +48,8 @@ final class LauncherEntries {
     private var saidEntryLimit = false
     private var saidActivityLimit = false
 
-    init(loop: EventLoop, client: NetActivityClient, problems: @escaping (String) -> Void) {
+    init(loop: EventLoop, client: NetActivityClient, desktopEntries: DesktopEntries, problems: @escaping (String) -> Void) {
+        self.desktopEntries = desktopEntries
         self.loop = loop
         self.client = client
         self.problems = problems
@@ -127,13 +129,13 @@ final class LauncherEntries {
         }
         liveActivities += 1
         // The launcher API says how far along, never what: a download, an update, a render.
-        let hints = ActivityHints(application: id, icon: Self.icon(of: id), kind: .other)
-        return client.begin(DesktopEntries.name(of: id) ?? id, hints: hints)
+        let hints = ActivityHints(application: id, icon: icon(of: id), kind: .other)
+        return client.begin(desktopEntries.name(of: id) ?? id, hints: hints)
     }
 
     /// The desktop entry's icon, when it fits the service's hint; a cut path would name nothing.
-    private static func icon(of id: String) -> String? {
-        guard let icon = DesktopEntries.icon(of: id), icon.utf8.count <= NetActivityBus.Hint.maximumBytes else {
+    private func icon(of id: String) -> String? {
+        guard let icon = desktopEntries.icon(of: id), icon.utf8.count <= NetActivityBus.Hint.maximumBytes else {
             return nil
         }
         return icon

@@ -33,7 +33,8 @@ final class LauncherSource: BridgeSource {
 
     func start() throws(BusError) {
         let connection = try Connection(context.sessionBus)
-        let entries = LauncherEntries(loop: context.loop, client: context.client, problems: context.problems)
+        let entries = LauncherEntries(
+            loop: context.loop, client: context.client, desktopEntries: context.processes.entries, problems: context.problems)
         let name = LauncherName(connection: connection, problems: context.problems)
         // Removed in stop(): the filter holds the name, which holds the connection.
         let filter = connection.addFilter(for: .signal) { message in

@@ -224,7 +224,7 @@ final class PackageKitSource: BridgeSource {
             let work = followed.state.work
             var application: String?
             if case .known(let program?) = followed.program {
-                application = DesktopEntries.application(forProgram: program)
+                application = context.processes.entries.application(forProgram: program)
             }
             followed.activity = context.client.begin(
                 work.label, hints: ActivityHints(application: application, kind: work.kind))
@@ -246,7 +246,7 @@ final class PackageKitSource: BridgeSource {
         connection?.callBus(BusDriver.getConnectionUnixProcessID, sender.rawValue) { [weak self] result in
             guard let self, generation == self.generation, transactions[path] != nil else { return }
             var program: String?
-            if case .success(let pid) = result { program = Processes().programName(ofProcess: pid) }
+            if case .success(let pid) = result { program = context.processes.programName(ofProcess: pid) }
             transactions[path]?.program = .known(program)
             update(path)
         }

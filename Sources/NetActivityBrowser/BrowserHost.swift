@@ -78,7 +78,7 @@ public struct BrowserHost {
         }
         hints.application = id
         // A cut path would name no icon.
-        if let icon = DesktopEntries.icon(of: id), icon.utf8.count <= NetActivityBus.Hint.maximumBytes {
+        if let icon = processes.entries.icon(of: id), icon.utf8.count <= NetActivityBus.Hint.maximumBytes {
             hints.icon = icon
         }
         return hints

@@ -43,7 +43,8 @@ import Glibc
         ]
         for path in [first, second] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
         for (path, text) in entries { try text.write(toFile: path, atomically: true, encoding: .utf8) }
-        func id(_ program: String) -> String? { DesktopEntries.desktopID(forProgram: program, in: [first, second]) }
+        let installed = DesktopEntries(directories: [first, second])
+        func id(_ program: String) -> String? { installed.desktopID(forProgram: program) }
 
         #expect(id("gnome-software") == "org.gnome.Software", "the entry shown in menus wins")
         #expect(id("plasma-discover") == "org.kde.discover", "a hidden entry only when no other")
@@ -57,7 +58,7 @@ import Glibc
         #expect(id("pkcon") == nil)
         #expect(id("flatpaked") == "org.example.Flatpak", "a Flatpak's --command")
         #expect(id("flatpak") == nil)
-        #expect(DesktopEntries.desktopID(forProgram: "gnome-software", in: [directory + "/missing"]) == nil)
+        #expect(DesktopEntries(directories: [directory + "/missing"]).desktopID(forProgram: "gnome-software") == nil)
     }
 
     @Test func onlyPlainNamesAreNames() {
@@ -111,18 +112,21 @@ import Glibc
         try FileManager.default.createDirectory(atPath: home + "/applications", withIntermediateDirectories: true)
         try "[Desktop Entry]\nName=Fetcher\nIcon=network-transmit\nExec=fetcher\n"
             .write(toFile: home + "/applications/org.example.Fetcher.desktop", atomically: true, encoding: .utf8)
-        let saved = getenv("XDG_DATA_HOME").map { String(cString: $0) }
-        setenv("XDG_DATA_HOME", home, 1)
-        DesktopEntries.forget()
-        defer {
-            if let saved { setenv("XDG_DATA_HOME", saved, 1) } else { unsetenv("XDG_DATA_HOME") }
-            DesktopEntries.forget()
+        let installed = DesktopEntries(directories: [home + "/applications"])
+        #expect(installed.name(of: "org.example.Fetcher") == "Fetcher")
+        #expect(installed.icon(of: "org.example.Fetcher") == "network-transmit")
+        #expect(installed.application(forProgram: "fetcher") == "org.example.Fetcher")
+        #expect(installed.application(forProgram: "curl-nobody-installs") == "curl-nobody-installs")
+        #expect(installed.name(of: "../applications/org.example.Fetcher") == nil, "no paths")
+        #expect(installed.name(of: "org.example.Missing") == nil)
+    }
+
+    @Test func theDirectoriesAreTheXDGOnes() {
+        func directories(_ variables: [String: String]) -> [String] {
+            DesktopEntries.applicationDirectories { variables[$0] }
         }
-        #expect(DesktopEntries.name(of: "org.example.Fetcher") == "Fetcher")
-        #expect(DesktopEntries.icon(of: "org.example.Fetcher") == "network-transmit")
-        #expect(DesktopEntries.application(forProgram: "fetcher") == "org.example.Fetcher")
-        #expect(DesktopEntries.application(forProgram: "curl-nobody-installs") == "curl-nobody-installs")
-        #expect(DesktopEntries.name(of: "../applications/org.example.Fetcher") == nil, "no paths")
-        #expect(DesktopEntries.name(of: "org.example.Missing") == nil)
+        #expect(directories(["HOME": "/home/a"]) == ["/home/a/.local/share/applications", "/usr/local/share/applications", "/usr/share/applications"])
+        #expect(directories(["XDG_DATA_HOME": "/d", "XDG_DATA_DIRS": "/x:/y"]) == ["/d/applications", "/x/applications", "/y/applications"])
+        #expect(directories([:]) == ["/usr/local/share/applications", "/usr/share/applications"])
     }
 }

@@ -1,4 +1,5 @@
 import BusTestSupport
+import DesktopApplications
 import Foundation
 import Platform
 @testable import NetActivityBridge
@@ -156,7 +157,7 @@ import Glibc
         try FileManager.default.createDirectory(at: empty.appendingPathComponent("123/fd"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: empty) }
         let record = SocketRecord(cookie: 1, uid: getuid(), inode: 77)
-        #expect(ProcessSocketOwners(uid: getuid(), proc: ProcFS(root: empty.path)).owners(of: [record]).isEmpty)
+        #expect(ProcessSocketOwners(uid: getuid(), processes: Processes(proc: ProcFS(root: empty.path))).owners(of: [record]).isEmpty)
     }
 
     @Test(.enabled(if: getuid() == 0, "needs root to make a cgroup"))

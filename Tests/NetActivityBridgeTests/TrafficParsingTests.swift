@@ -1,3 +1,4 @@
+import DesktopApplications
 import BusTestSupport
 import Glibc
 import DBus
@@ -269,7 +270,7 @@ import Testing
         let loop = try EventLoop()
         let context = BridgeContext(
             loop: loop, client: NetActivityClient(bus: .address("unix:path=/nonexistent"), problems: { _ in }),
-            sessionBus: .session, systemBus: .system, problems: { _ in })
+            sessionBus: .session, systemBus: .system, processes: Processes(), problems: { _ in })
         let source = TrafficSource(context, settings: TrafficSettings(), system: NoSockDiag())
         #expect {
             try source.start()

@@ -65,7 +65,7 @@ struct AttributionFormatTests {
 
     @Test func titlesNameTheApplicationFirst() {
         #expect(firefox.title == "Firefox — Sync feeds")
-        #expect(markup.applicationName == "Curl")
+        #expect(markup.applicationName() == "Curl")
         var unknown = firefox
         unknown.application = ""
         #expect(unknown.title == "Sync feeds")
@@ -191,22 +191,16 @@ struct LongTooltipTests {
             Name[de]=Software-Verwaltung
             Name=GNOME Software
             """.write(to: applications.appendingPathComponent("org.gnome.Software.desktop"), atomically: true, encoding: .utf8)
-        let previous = getenv("XDG_DATA_HOME").map { String(cString: $0) }
-        setenv("XDG_DATA_HOME", home.path, 1)
-        DesktopEntries.forget()
-        defer {
-            if let previous { setenv("XDG_DATA_HOME", previous, 1) } else { unsetenv("XDG_DATA_HOME") }
-            DesktopEntries.forget()
-        }
+        let installed = DesktopEntries(directories: [applications.path])
         let bridged = ActivityInfo(
             id: 1, owner: ":1.1", label: "Downloading updates", completed: 0, total: 0, started: 0,
             application: "netactivity", claimedApplication: "org.gnome.Software")
-        #expect(bridged.title == "GNOME Software — Downloading updates")
+        #expect(bridged.title(in: installed) == "GNOME Software — Downloading updates")
         var unknown = bridged
         unknown.claimedApplication = "org.example.Missing"
-        #expect(unknown.title == "Missing — Downloading updates", "no entry: the id's last part")
+        #expect(unknown.title(in: installed) == "Missing — Downloading updates", "no entry: the id's last part")
         for hostile in ["../../etc/passwd", ".hidden", "a/b", String(repeating: "x", count: 300)] {
-            #expect(DesktopEntries.name(of: hostile) == nil, "\(hostile.prefix(20))")
+            #expect(installed.name(of: hostile) == nil, "\(hostile.prefix(20))")
         }
     }
 }

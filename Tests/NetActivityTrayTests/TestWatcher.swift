@@ -126,6 +126,6 @@ final class TestWatcher: @unchecked Sendable {
 /// "App — ": how a tooltip names this test process, the owner of the activities it begins.
 func testProcessApplicationPrefix() throws -> String {
     let comm = try String(contentsOfFile: "/proc/self/comm", encoding: .utf8).trimmingCharacters(in: .newlines)
-    let name = ActivityInfo(id: 1, owner: "", label: "", completed: 0, total: 0, started: 0, application: comm).applicationName
+    let name = ActivityInfo(id: 1, owner: "", label: "", completed: 0, total: 0, started: 0, application: comm).applicationName()
     return name.map { $0 + " — " } ?? ""
 }

@@ -20,10 +20,10 @@ final class ProcessSocketOwners: SocketOwnerLookup {
     static let processLimit = 32_768
     static let descriptorLimit = 65_536
 
-    init(uid: UInt32, cgroups: CgroupTree = CgroupTree(), proc: ProcFS = ProcFS()) {
+    init(uid: UInt32, cgroups: CgroupTree = CgroupTree(), processes: Processes = Processes()) {
         self.uid = uid
         self.cgroups = cgroups
-        processes = Processes(proc: proc)
+        self.processes = processes
     }
 
     func cgroupPaths(of ids: Set<UInt64>) -> [UInt64: String] {
@@ -57,36 +57,24 @@ final class ProcessSocketOwners: SocketOwnerLookup {
             if process == nil, socket.uid != uid, let cgroup, let candidates = members[cgroup] {
                 process = innermost(of: candidates, runningAs: socket.uid)
             }
-            if let owner = Self.owner(cgroup: cgroup, process: process, processes: processes, entries: entryOfProgram) {
+            if let owner = Self.owner(cgroup: cgroup, process: process, processes: processes) {
                 result[socket.cookie] = owner
             }
         }
         return result
     }
 
-    /// The desktop id of the entry that runs each program, remembered: finding it reads every
-    /// desktop entry, and a browser opens a socket a second.
-    private var programEntries: [String: String?] = [:]
-
-    private func entryOfProgram(_ program: String) -> String? {
-        if let known = programEntries[program] { return known }
-        if programEntries.count >= 256 { programEntries.removeAll() }
-        let id = DesktopEntries.desktopID(forProgram: program)
-        programEntries[program] = .some(id)
-        return id
-    }
-
     /// The owner of a socket in `cgroup` held by `process`: nil if neither names an application.
     static func owner(
-        cgroup: String?, process: UInt32?, processes: Processes = Processes(),
-        entries: (String) -> String? = { DesktopEntries.desktopID(forProgram: $0) }
+        cgroup: String?, process: UInt32?, processes: Processes = Processes()
     ) -> SocketOwner? {
+        let entries = processes.entries
         let program = process.flatMap(processes.programName(ofProcess:))
         var desktopID = cgroup.flatMap(ApplicationUnit.desktopID(inCgroup:))
         if desktopID == nil, let process, let processCgroup = processes.cgroup(ofProcess: process) {
             desktopID = ApplicationUnit.desktopID(inCgroup: processCgroup)
         }
-        if desktopID == nil, let program { desktopID = entries(program) }
+        if desktopID == nil, let program { desktopID = entries.desktopID(forProgram: program) }
         guard let application = desktopID ?? program else { return nil }
         var ancestry: Set<UInt32> = []
         var next = process
@@ -95,8 +83,8 @@ final class ProcessSocketOwners: SocketOwnerLookup {
         }
         return SocketOwner(
             application: application, desktopID: desktopID, program: program,
-            label: desktopID.flatMap(DesktopEntries.name(of:)) ?? program ?? application,
-            icon: desktopID.flatMap(DesktopEntries.icon(of:)), cgroup: cgroup ?? process.flatMap(processes.cgroup(ofProcess:)),
+            label: desktopID.flatMap(entries.name(of:)) ?? program ?? application,
+            icon: desktopID.flatMap(entries.icon(of:)), cgroup: cgroup ?? process.flatMap(processes.cgroup(ofProcess:)),
             processes: ancestry)
     }
 

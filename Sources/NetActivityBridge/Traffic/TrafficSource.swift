@@ -40,7 +40,7 @@ final class TrafficSource: BridgeSource {
                         descriptions: UnitDescriptions(
                             bus: context.systemBus,
                             searchPath: UnitDescriptions.searchPath(environment: getenv("SYSTEMD_UNIT_PATH").map { String(cString: $0) })))
-                    : ProcessSocketOwners(uid: settings.uid))
+                    : ProcessSocketOwners(uid: settings.uid, processes: context.processes))
         tracker = TrafficTracker(settings: settings, lookup: self.system.owners)
     }
 
