@@ -43,7 +43,7 @@ let package = Package(
         // Prints the introspection XML and the extension's names the descriptors declare: `make interface`.
         .executableTarget(name: "netactivity-interface", dependencies: ["NetActivityContract"]),
         // The client library apps import to report and watch network activity; no Foundation.
-        .target(name: "NetActivity", dependencies: ["DBus", "NetActivityContract", "DesktopApplications"]),
+        .target(name: "NetActivity", dependencies: ["DBus", "NetActivityContract", "DesktopApplications", "Platform"]),
         // URLSession transfers and sessions tracked by the client library (Foundation, libcurl).
         .target(name: "NetActivityURLSession", dependencies: ["NetActivity", "Locking"]),
         // The seed's NetworkActivityCenter sample made real: `swift run DownloadCenter`.

@@ -1,38 +1,25 @@
 import DBus
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import Platform
 
 /// The `EventLoop` where the library does all its bus work: on a thread of its own, so that
 /// the app's threads never wait on the bus, or, for a program of this package that runs one
 /// loop for everything (`netactivity bridge`), that loop, so a report made on it reaches the
 /// bus with no hand-off between threads.
 ///
-/// A plain POSIX thread: the core library links nothing from Foundation.
+/// A plain thread (`PlatformThread`): the core library links nothing from Foundation.
 final class LoopThread: Sendable {
     let loop: EventLoop
     /// The thread started for the loop; nil when the loop is the app's.
-    private let thread: pthread_t?
+    private let thread: PlatformThread?
 
     init() throws(BusError) {
         let loop = try EventLoop()
         self.loop = loop
-        let context = Unmanaged.passRetained(loop).toOpaque()
-        var thread = pthread_t()
-        let started = pthread_create(&thread, nil, { context in
-            guard let context else { return nil }
-            let loop = Unmanaged<EventLoop>.fromOpaque(context).takeRetainedValue()
-            loop.run()
-            return nil
-        }, context)
-        guard started == 0 else {
-            Unmanaged<EventLoop>.fromOpaque(context).release()
-            throw BusError(.noMemory, "cannot start the library's bus thread (error \(started))")
+        do {
+            thread = try PlatformThread.detached { loop.run() }
+        } catch {
+            throw BusError(.noMemory, "cannot start the library's bus thread (\(error))")
         }
-        pthread_detach(thread)
-        self.thread = thread
     }
 
     /// The app's own loop, which the app runs and stops.
@@ -44,9 +31,8 @@ final class LoopThread: Sendable {
     /// Whether the caller runs on this loop's thread.
     var isCurrent: Bool {
         guard let thread else { return loop.isCurrent }
-        return pthread_equal(pthread_self(), thread) != 0
+        return thread.isCurrent
     }
-
     /// Runs `work` on the loop thread.
     func perform(_ work: @escaping @Sendable () -> Void) {
         loop.post(work)

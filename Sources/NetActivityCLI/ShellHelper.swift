@@ -34,16 +34,19 @@ struct ShellHelper {
         Self.closeInheritedDescriptors()
         guard let input = openInput() else { return 1 }
         defer { if let fifo { unlink(fifo) } }
-        var shell: Int32 = -1
+        var watched = [input]
         if let shellPID {
-            shell = PIDDescriptor.open(shellPID)
-            let failure = errno
-            // Gone already (ESRCH); or no pidfds (an old kernel or glibc): then, with standard
-            // input, its end is the shell's end, but a FIFO has no end to wait for.
-            if shell < 0, failure == ESRCH { return 0 }
-            if shell < 0, fifo != nil {
-                Output.error("shell-helper: cannot watch process \(shellPID): \(String(cString: strerror(failure)))")
-                return 1
+            do {
+                watched.append(try FileDescriptor.watching(process: shellPID))
+            } catch .noSuchProcess {
+                return 0
+            } catch {
+                // No pidfds (an old kernel or glibc): then, with standard input, its end is the
+                // shell's end, but a FIFO has no end to wait for.
+                if fifo != nil {
+                    Output.error("shell-helper: cannot watch process \(shellPID): \(error)")
+                    return 1
+                }
             }
         }
 
@@ -51,20 +54,15 @@ struct ShellHelper {
         var current: Activity?
         var reader = LineReader(maximumBytes: Self.maximumLineBytes)
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var descriptors = [pollfd(fd: input, events: Int16(POLLIN), revents: 0)]
-        if shell >= 0 { descriptors.append(pollfd(fd: shell, events: Int16(POLLIN), revents: 0)) }
 
         while true {
             // Sleeps here until the shell writes or dies: no timer, no wake-up in between.
-            guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 else {
-                if errno == EINTR { continue }
-                break
-            }
-            if descriptors.count > 1, descriptors[1].revents != 0 { break }
-            guard descriptors[0].revents != 0 else { continue }
+            guard let ready = try? FileDescriptor.waitForInput(watched) else { break }
+            if ready.count > 1, ready[1] { break }
+            guard ready[0] else { continue }
             let count: Int
             do {
-                count = try FileDescriptor(rawValue: input).read(into: &buffer)
+                count = try input.read(into: &buffer)
             } catch .wouldBlock {
                 continue
             } catch {
@@ -99,7 +97,7 @@ struct ShellHelper {
     }
 
     /// Standard input reopened read-only, so the shell's end is an end of input; or the FIFO.
-    private func openInput() -> Int32? {
+    private func openInput() -> FileDescriptor? {
         if let fifo {
             // Read-write, so that no writer's close is an end; as standard input, so that fish
             // writes through /proc/PID/fd/0, which is gone (not a FIFO without a reader, whose
@@ -111,17 +109,22 @@ struct ShellHelper {
                 Output.error("shell-helper: cannot open \(fifo): \(error)")
                 return nil
             }
-            dup2(descriptor.rawValue, 0)
-            descriptor.close()
-            return 0
+            defer { descriptor.close() }
+            do {
+                try descriptor.duplicate(as: .standardInput)
+            } catch {
+                Output.error("shell-helper: cannot read \(fifo): \(error)")
+                return nil
+            }
+            return .standardInput
         }
         // The shell hands over its own read-write descriptor, which would keep the FIFO open
         // for writing for as long as the helper lives. Standard input stays that FIFO: the
         // shell checks through /proc that its helper still reads it.
-        guard let reopened = try? FileDescriptor.open(readOnly: ProcFS().path("fd/0", of: nil)) else { return 0 }
-        dup2(reopened.rawValue, 0)
-        reopened.close()
-        return 0
+        guard let reopened = try? FileDescriptor.open(readOnly: ProcFS().path("fd/0", of: nil)) else { return .standardInput }
+        defer { reopened.close() }
+        try? reopened.duplicate(as: .standardInput)
+        return .standardInput
     }
 }
 
@@ -172,20 +175,5 @@ struct LineReader {
             }
         }
         return lines
-    }
-}
-
-/// A descriptor that becomes readable when a process exits (Linux 5.3 and later).
-enum PIDDescriptor {
-    /// `pidfd_open(pid, 0)`, or -1 with `errno` set. glibc has the function from 2.36 only and
-    /// Swift cannot call the variadic `syscall`, so it is looked up when needed: a build runs
-    /// on an older glibc too, and is told there (ENOSYS) to rely on the end of input.
-    static func open(_ pid: Int32) -> Int32 {
-        typealias Function = @convention(c) (pid_t, UInt32) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open") else {
-            errno = ENOSYS
-            return -1
-        }
-        return unsafeBitCast(symbol, to: Function.self)(pid, 0)
     }
 }

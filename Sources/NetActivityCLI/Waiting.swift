@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Platform
 
 extension CLI {
     /// Runs `body` as a task and blocks the calling thread until it returns its status: the
@@ -12,28 +10,19 @@ extension CLI {
     }
 }
 
-/// A status set on one thread and waited for on another, behind a POSIX semaphore.
+/// A status set on one thread and waited for on another.
 private final class AwaitedStatus: @unchecked Sendable {
-    private let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
-    // Written before sem_post and read after sem_wait, which order the two.
+    private let semaphore = Semaphore()
+    // Written before the semaphore is signalled and read after the wait, which order the two.
     private var status: Int32 = 1
-
-    init() {
-        sem_init(semaphore, 0, 0)
-    }
-
-    deinit {
-        sem_destroy(semaphore)
-        semaphore.deallocate()
-    }
 
     func set(_ status: Int32) {
         self.status = status
-        sem_post(semaphore)
+        semaphore.signal()
     }
 
     func wait() -> Int32 {
-        while sem_wait(semaphore) != 0 && errno == EINTR {}
+        semaphore.wait()
         return status
     }
 }

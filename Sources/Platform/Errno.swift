@@ -17,6 +17,7 @@ public struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConvertib
     public static let permissionDenied = Errno(rawValue: EACCES)
     public static let wouldBlock = Errno(rawValue: EAGAIN)
     public static let noBufferSpace = Errno(rawValue: ENOBUFS)
+    public static let noSuchProcess = Errno(rawValue: ESRCH)
 
     /// The system's sentence for it: "No such file or directory".
     public var description: String { String(cString: strerror(rawValue)) }

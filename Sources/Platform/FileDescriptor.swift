@@ -11,6 +11,10 @@ public struct FileDescriptor: Equatable, Hashable, Sendable {
         self.rawValue = rawValue
     }
 
+    public static let standardInput = FileDescriptor(rawValue: 0)
+    public static let standardOutput = FileDescriptor(rawValue: 1)
+    public static let standardError = FileDescriptor(rawValue: 2)
+
     /// Opens `path` for reading, closed on exec. The corresponding C function is `open`.
     public static func open(readOnly path: String) throws(Errno) -> FileDescriptor {
         let descriptor = retryingInterrupts { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
@@ -87,5 +91,34 @@ public struct FileDescriptor: Equatable, Hashable, Sendable {
     /// Closes it; not retried on EINTR, since Linux frees the number either way.
     public func close() {
         _ = Glibc.close(rawValue)
+    }
+}
+
+extension FileDescriptor {
+    /// Makes `target` another name for this descriptor, closing what `target` was. The
+    /// corresponding C function is `dup2`.
+    public func duplicate(as target: FileDescriptor) throws(Errno) {
+        guard retryingInterrupts({ dup2(rawValue, target.rawValue) }) >= 0 else { throw .current }
+    }
+
+    /// Sleeps until at least one of `descriptors` is readable, has hung up or failed, and says
+    /// which, in their order. The corresponding C function is `poll`.
+    public static func waitForInput(_ descriptors: [FileDescriptor]) throws(Errno) -> [Bool] {
+        var polled = descriptors.map { pollfd(fd: $0.rawValue, events: Int16(POLLIN), revents: 0) }
+        guard retryingInterrupts({ poll(&polled, nfds_t(polled.count), -1) }) >= 0 else { throw .current }
+        return polled.map { $0.revents != 0 }
+    }
+
+    /// A descriptor that becomes readable when process `pid` exits (Linux 5.3 and later). glibc
+    /// has `pidfd_open` from 2.36 only and Swift cannot call the variadic `syscall`, so it is
+    /// looked up when needed: a build runs on an older glibc too, and fails there with ENOSYS.
+    public static func watching(process pid: Int32) throws(Errno) -> FileDescriptor {
+        typealias Function = @convention(c) (pid_t, UInt32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open") else {
+            throw Errno(rawValue: ENOSYS)
+        }
+        let descriptor = unsafeBitCast(symbol, to: Function.self)(pid, 0)
+        guard descriptor >= 0 else { throw .current }
+        return FileDescriptor(rawValue: descriptor)
     }
 }
