@@ -48,4 +48,19 @@ package enum PrintableText {
         }
         return String(result)
     }
+
+    /// A label made from text another program wrote (a command line, a unit's description): one
+    /// printable line, a control as a space, cut on a character to what the service accepts.
+    package static func label(_ text: some StringProtocol) -> String {
+        NetActivityClient.fitted(printable(text, replacement: " "))
+    }
+}
+
+extension Substring {
+    /// Without the spaces, tabs and line ends at either end: a value in a `key = value` line.
+    package var trimmingSpaces: Substring {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return self[first...last]
+    }
 }

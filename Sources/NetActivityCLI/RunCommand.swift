@@ -15,7 +15,7 @@ struct RunCommand {
     /// (`PrintableText`, a control character as a space) and cut on a character boundary to
     /// what the service accepts.
     var effectiveLabel: String {
-        NetActivityClient.fitted(PrintableText.printable(label ?? command.joined(separator: " "), replacement: " "))
+        PrintableText.label(label ?? command.joined(separator: " "))
     }
 
     func run() async -> Int32 {

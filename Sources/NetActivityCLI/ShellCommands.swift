@@ -96,11 +96,3 @@ struct ShellCommands: Equatable {
             }
     }
 }
-
-extension Substring {
-    fileprivate var trimmingSpaces: Substring {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return self[first...last]
-    }
-}

@@ -150,7 +150,7 @@ enum ShellHelperLine: Equatable {
     /// The command line as a label: printable (`PrintableText`, a tab or another control as a
     /// space), cut to the service's limit.
     static func printable(_ text: Substring) -> String {
-        NetActivityClient.fitted(PrintableText.printable(text, replacement: " "))
+        PrintableText.label(text)
     }
 }
 

@@ -1,4 +1,5 @@
 import DBus
+import NetActivity
 import Platform
 
 /// A unit's `Description`, as systemd answers on the system bus
@@ -17,8 +18,6 @@ final class UnitDescriptions {
     private var known: [String: String?] = [:]
 
     static let callTimeout: Duration = .milliseconds(500)
-    /// Descriptions longer than this are cut: the label is one line.
-    static let lengthLimit = 256
     static let systemd: BusName = "org.freedesktop.systemd1"
     static let managerPath: ObjectPath = "/org/freedesktop/systemd1"
 
@@ -32,7 +31,7 @@ final class UnitDescriptions {
     /// The description of `unit`, or nil when neither systemd nor a unit file tells one.
     func description(of unit: String) -> String? {
         if let answer = known[unit] { return answer }
-        let answer = (fromSystemd(unit) ?? fromUnitFile(unit)).map(Self.cleaned)
+        let answer = (fromSystemd(unit) ?? fromUnitFile(unit)).map(PrintableText.label)
         if known.count >= 1_024 { known.removeAll() }
         known[unit] = .some(answer)
         return answer
@@ -140,20 +139,5 @@ final class UnitDescriptions {
             }
         }
         return result
-    }
-
-    /// One line of at most `lengthLimit` characters, without control characters.
-    static func cleaned(_ text: String) -> String {
-        String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init).prefix(lengthLimit))
-    }
-}
-
-extension Substring {
-    fileprivate var trimmingSpaces: Substring {
-        var start = startIndex
-        var end = endIndex
-        while start < end, self[start] == " " || self[start] == "\t" { start = index(after: start) }
-        while end > start, self[index(before: end)] == " " || self[index(before: end)] == "\t" { end = index(before: end) }
-        return self[start..<end]
     }
 }
