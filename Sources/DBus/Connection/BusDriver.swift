@@ -103,8 +103,18 @@ extension Connection {
     func callBusWaiting<Reply, each Input>(
         _ method: MethodDescriptor<Reply, repeat each Input>, _ input: repeat each Input
     ) throws(BusError) -> Reply {
-        let message = try method.call(repeat each input, destination: .bus, path: BusDriver.path)
-        return try Self.decodeReply(call(message), of: method).get()
+        try callWaiting(method, repeat each input, destination: .bus, path: BusDriver.path)
+    }
+
+    /// Calls `method` on `destination`'s object at `path` and waits at most `timeout` for its
+    /// decoded reply (a reply of another shape is `InvalidArgs`). Blocks the calling thread:
+    /// for start-up, or a rare question a loop may wait for.
+    public func callWaiting<Reply, each Input>(
+        _ method: MethodDescriptor<Reply, repeat each Input>, _ input: repeat each Input, destination: BusName,
+        path: ObjectPath, timeout: Duration = .seconds(25)
+    ) throws(BusError) -> Reply {
+        let message = try method.call(repeat each input, destination: destination, path: path)
+        return try Self.decodeReply(call(message, timeout: timeout), of: method).get()
     }
 
     private static func decodeReply<Reply, each Input>(

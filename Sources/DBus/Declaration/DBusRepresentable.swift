@@ -132,3 +132,22 @@ public struct VariantDictionary: DBusRepresentable, Equatable {
         value = .properties(entries)
     }
 }
+
+/// A `v`: one value of any type, as `Properties.Get` answers and a hint carries it; a
+/// `PropertyDescriptor` decodes `contents` to its own type.
+public struct Variant: DBusRepresentable, Equatable {
+    public static let signature: Signature = "v"
+    /// The value inside.
+    public let contents: Value
+
+    public init?(_ value: Value) {
+        guard let inner = value.unwrapped else { return nil }
+        contents = inner
+    }
+
+    public init(wrapping contents: Value) {
+        self.contents = contents
+    }
+
+    public var value: Value { .variant(contents) }
+}

@@ -85,6 +85,8 @@ extension MethodReply where Self: DBusRepresentable {
 extension UInt32: MethodReply {}
 extension String: MethodReply {}
 extension VariantDictionary: MethodReply {}
+extension ObjectPath: MethodReply {}
+extension Variant: MethodReply {}
 extension Array: MethodReply where Element: DBusRepresentable {}
 
 /// The empty reply of a method that returns nothing.

@@ -1,6 +1,9 @@
 /// `org.freedesktop.DBus.Properties` as a client calls it, declared with the same typed
 /// descriptors as any other interface (the serving side is `StandardInterfaces`).
 public enum PropertiesInterface {
+    public static let get = MethodDescriptor<Variant, String, String>(
+        "Get", of: .properties, "interface_name", "property_name", returning: ["value"],
+        doc: "One property of an interface of the object.")
     public static let getAll = MethodDescriptor<VariantDictionary, String>(
         "GetAll", of: .properties, "interface_name", returning: ["props"],
         doc: "Every property of an interface of the object, by name.")

@@ -18,8 +18,6 @@ final class UnitDescriptions {
     private var known: [String: String?] = [:]
 
     static let callTimeout: Duration = .milliseconds(500)
-    static let systemd: BusName = "org.freedesktop.systemd1"
-    static let managerPath: ObjectPath = "/org/freedesktop/systemd1"
 
     /// Descriptions from systemd on `bus` (none when nil) and from the unit files in
     /// `searchPath` (`UnitDescriptions.searchPath(environment:)`).
@@ -44,21 +42,18 @@ final class UnitDescriptions {
         do {
             if connection == nil { connection = try Connection(bus) }
             guard let connection else { return nil }
-            let getUnit = try Message.methodCall(
-                destination: Self.systemd, path: Self.managerPath, interface: "org.freedesktop.systemd1.Manager",
-                member: "GetUnit", arguments: [.string(unit)])
-            guard case .objectPath(let path) = try connection.call(getUnit, timeout: Self.callTimeout).arguments().first
-            else { return nil }
-            let get = try Message.methodCall(
-                destination: Self.systemd, path: path, interface: .properties, member: "Get",
-                arguments: [.string("org.freedesktop.systemd1.Unit"), .string("Description")])
-            guard case .variant(.string(let text)) = try connection.call(get, timeout: Self.callTimeout).arguments().first
-            else { return nil }
-            return text.isEmpty ? nil : text
+            let path = try connection.callWaiting(
+                SystemdInterface.getUnit, unit, destination: SystemdInterface.name, path: SystemdInterface.managerPath,
+                timeout: Self.callTimeout)
+            let value = try connection.callWaiting(
+                PropertiesInterface.get, SystemdInterface.unitInterface.rawValue, SystemdInterface.description.name.rawValue,
+                destination: SystemdInterface.name, path: path, timeout: Self.callTimeout)
+            guard let text = SystemdInterface.description.decode(value.contents), !text.isEmpty else { return nil }
+            return text
         } catch {
             // No such unit is an answer about this unit only; anything else (no bus, no
             // systemd, a timeout) says systemd will not answer the next one either.
-            if error.name.rawValue != "org.freedesktop.systemd1.NoSuchUnit" {
+            if error.name != SystemdInterface.noSuchUnit {
                 systemdSilent = true
                 connection = nil
             }
