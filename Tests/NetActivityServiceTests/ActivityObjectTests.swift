@@ -180,9 +180,16 @@ import Glibc
         let monitor = try ChildProcess(
             "gdbus", ["monitor", "--address", service.bus.address, "--dest", NetActivityBus.name.rawValue])
         defer { monitor.send(signal: SIGTERM) }
-        // gdbus says who owns the name once it has subscribed.
-        try waitUntil("gdbus monitor to subscribe") {
-            (try? monitor.readLine(timeout: .milliseconds(100)))??.contains("is owned by") ?? false
+        // gdbus subscribes and asks who owns the name at once, in no promised order: a push it
+        // prints is the sign that its subscription is in place, so push until one shows.
+        try waitUntil("gdbus monitor to print a push's PropertiesChanged") {
+            try client.call("Push", [])
+            try client.call("Pop", [])
+            var seen = false
+            while let line = (try? monitor.readLine(timeout: .milliseconds(100))) ?? nil {
+                seen = seen || line.contains("PropertiesChanged")
+            }
+            return seen
         }
 
         let id = try client.begin("seen by gdbus")
