@@ -103,21 +103,63 @@ interface: deps
 
 # MARK: - Tests
 
-## Every test pass, in order. Later passes (sanitizers, ...) are added to this list, each as
-## its own target below with its own --scratch-path so the builds do not overwrite each other.
+## Every test pass, in order. A pass is a build (its own --scratch-path, so the builds do not
+## overwrite each other) and a run; a new pass adds its name here and its two halves below.
 TEST_PASSES := test-debug test-gnome test-asan test-tsan test-deb test-desktops
 
-test: $(TEST_PASSES)
+## `make test` runs the passes in two lanes at once (make -j2): one builds, in order, what the
+## passes need; the other runs the passes, in order, each as soon as its build is there. A test
+## run mostly waits (for buses, children, transfers paced in time) while a build keeps both
+## cores busy, so the two overlap; no two builds and no two runs ever go at once, so a run's
+## timing is never up against a second run. Each lane step's output is printed when it ends.
+## `make test-asan` and the others run one pass alone, its build first.
+test: deps
+	@SECONDS=0; \
+	$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix lane-,$(TEST_PASSES)); \
+	echo "make test: every pass passed in $$SECONDS s"
+
+# The build lane, one after another.
+lane-build-debug: deps
+	$(DEBUG_BUILD)
+lane-build-asan: | lane-build-debug
+	$(ASAN_BUILD)
+lane-build-tsan: | lane-build-asan
+	$(TSAN_BUILD)
+lane-build-release: | lane-build-tsan
+	$(MAKE) --no-print-directory release-static
+lane-build-roots: | lane-build-release
+	$(MAKE) --no-print-directory desktop-roots
+
+# The run lane, one after another, each after its build.
+lane-test-debug: lane-build-debug
+	$(UNIT_RUN)
+	$(DEBUG_RUN)
+lane-test-gnome: | lane-test-debug
+	$(MAKE) --no-print-directory test-gnome
+lane-test-asan: lane-build-asan | lane-test-gnome
+	$(ASAN_RUN)
+lane-test-tsan: lane-build-tsan | lane-test-asan
+	$(TSAN_RUN)
+lane-test-deb: lane-build-release | lane-test-tsan
+	$(MAKE) --no-print-directory test-deb
+lane-test-desktops: lane-build-release lane-build-roots | lane-test-deb
+	$(MAKE) --no-print-directory test-desktops
+
+.PHONY: $(addprefix lane-,$(TEST_PASSES)) lane-build-debug lane-build-asan lane-build-tsan lane-build-release lane-build-roots
+
+DEBUG_BUILD = $(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+UNIT_RUN = NETACTIVITY_TESTS=unit $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --parallel
+DEBUG_RUN = $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS)
 
 ## The unit tier: no bus, no child process, nothing but the code and files of its own, so its
 ## tests run in parallel; the system tier's suites (`@Suite(.system, ...)`) are skipped.
 check: deps
-	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
-	NETACTIVITY_TESTS=unit $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --parallel
+	$(DEBUG_BUILD)
+	$(UNIT_RUN)
 
 ## The unit tier first, then everything one test at a time (the unit tier's few seconds again).
 test-debug: check
-	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS)
+	$(DEBUG_RUN)
 
 ## The suites the sanitizer passes run: the libdbus layer, the service (the real netactivityd,
 ## built with the same sanitizer), the fault tests, and the client library's threads.
@@ -128,15 +170,20 @@ SANITIZED_SUITES := '^(DBusTests|NetActivityServiceTests|NetActivityFaultTests)\
 # it back on in the netactivityd they start and fail if it reports anything when it exits.
 # A malloc too large to satisfy returns NULL under both sanitizers, as glibc's does, so a test
 # can check that it becomes an error (the sanitizers' default is to abort).
+ASAN_BUILD = $(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan $(SWIFT_BUILD_FLAGS)
+ASAN_RUN = ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 $(SWIFT) test --skip-build --sanitize=address \
+	--scratch-path .build/asan $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) --filter $(SANITIZED_SUITES)
+TSAN_BUILD = $(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan $(SWIFT_BUILD_FLAGS)
+TSAN_RUN = TSAN_OPTIONS=allocator_may_return_null=1 $(SWIFT) test --skip-build --sanitize=thread \
+	--scratch-path .build/tsan $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) --filter $(SANITIZED_SUITES)
+
 test-asan: deps
-	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan $(SWIFT_BUILD_FLAGS)
-	ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan \
-		$(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) --filter $(SANITIZED_SUITES)
+	$(ASAN_BUILD)
+	$(ASAN_RUN)
 
 test-tsan: deps
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan $(SWIFT_BUILD_FLAGS)
-	TSAN_OPTIONS=allocator_may_return_null=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan \
-		$(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) --filter $(SANITIZED_SUITES)
+	$(TSAN_BUILD)
+	$(TSAN_RUN)
 
 # MARK: - Benchmarks
 
