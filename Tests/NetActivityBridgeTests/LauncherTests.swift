@@ -213,7 +213,8 @@ import Glibc
         // Its sender leaves: the one-shot timer ends it, and nothing is left to wake for.
         _ = consume sender
         try launcher.waitForCount(0)
-        Thread.sleep(forTimeInterval: 0.3)
+        // The service's answers to the end are still on their way.
+        try waitUntil("the bridge to settle") { try wakeUps(of: bridge.pid, over: 0.2).isEmpty }
         let woken = try wakeUps(of: bridge.pid, over: 2)
         #expect(woken.isEmpty, "an idle bridge woke in 2 s: \(woken)")
     }

@@ -78,6 +78,31 @@ struct TrafficBridgeTests {
             get throws { try service.probe().activities() }
         }
 
+        /// The desktop id of `showMarker()`'s transfer.
+        static let markerID = "org.example.Marker"
+
+        /// Runs a transfer the bridge must show, of another app, and waits until it shows: the
+        /// event that shows an earlier transfer never did. The bridge reads every socket at each
+        /// sample, so by the sample that begins the marker's activity it has read the earlier
+        /// transfer's bytes and shown whatever it would.
+        func showMarker() throws {
+            let markerScope = try AppScope(desktopID: Self.markerID)
+            let curl = try ChildProcess(
+                "sh",
+                markerScope.run(
+                    ["nsenter"]
+                        + network.enter(
+                            network.client,
+                            ["curl", "-sS", "-o", "/dev/null", PacingServer.url(bytes: 3_000_000, rate: 1_000_000)])))
+            try waitUntil("the marker transfer to show", timeout: .seconds(10)) {
+                activities.contains { $0.claimedApplication == Self.markerID }
+            }
+            _ = try curl.waitForExit(timeout: .seconds(20))
+        }
+
+        /// Every activity shown since the setup but the marker's.
+        var activitiesButTheMarker: [ActivityInfo] { activities.filter { $0.claimedApplication != Self.markerID } }
+
         /// curl in the client namespace (run by `prefix`, such as `setpriv`), in the app scope
         /// unless `scoped` is false.
         func curl(_ arguments: [String], scoped: Bool = true, prefix: [String] = []) throws -> ChildProcess {
@@ -161,7 +186,8 @@ struct TrafficBridgeTests {
         let curl = try setup.curl([PacingServer.url(bytes: 360_000, rate: 60_000)])
         let result = try curl.waitForExit(timeout: .seconds(20))
         #expect(result.exitStatus == 0, "\(result)")
-        #expect(setup.activities.isEmpty, "\(setup.activities)")
+        try setup.showMarker()
+        #expect(setup.activitiesButTheMarker.isEmpty, "\(setup.activities)")
     }
 
     @Test func theThresholdIsTheUsers() throws {
@@ -194,9 +220,8 @@ struct TrafficBridgeTests {
             prefix: ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
         let result = try curl.waitForExit(timeout: .seconds(20))
         #expect(result.exitStatus == 0, "\(result)")
-        // Past the bridge's next samples: what it saw by then it would have shown.
-        Thread.sleep(forTimeInterval: 2)
-        #expect(setup.activities.isEmpty, "not as the app, not as Other traffic: \(setup.activities)")
+        try setup.showMarker()
+        #expect(setup.activitiesButTheMarker.isEmpty, "not as the app, not as Other traffic: \(setup.activities)")
     }
 
     @Test func netactivityRunAroundATransferIsOneActivity() throws {
@@ -212,9 +237,8 @@ struct TrafficBridgeTests {
         let result = try run.waitForExit(timeout: .seconds(20))
         #expect(result.exitStatus == 0, "\(result)")
         // The run's activity ends as curl exits; the bridge must not begin one as it does.
-        Thread.sleep(forTimeInterval: 3)
-        let shown = setup.activities
-        #expect(shown.map(\.label) == ["Fetching"], "\(shown)")
+        try setup.showMarker()
+        #expect(setup.activitiesButTheMarker.map(\.label) == ["Fetching"], "\(setup.activities)")
     }
 
     @Test func ignoredApplicationsNeverShow() throws {
@@ -222,8 +246,8 @@ struct TrafficBridgeTests {
         let curl = try setup.curl([PacingServer.url(bytes: 3_000_000, rate: 1_000_000)])
         let result = try curl.waitForExit(timeout: .seconds(20))
         #expect(result.exitStatus == 0, "\(result)")
-        Thread.sleep(forTimeInterval: 2)
-        #expect(setup.activities.isEmpty, "\(setup.activities)")
+        try setup.showMarker()
+        #expect(setup.activitiesButTheMarker.isEmpty, "\(setup.activities)")
     }
 
     // MARK: - UDP

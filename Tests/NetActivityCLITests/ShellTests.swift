@@ -177,8 +177,8 @@ import Glibc
         try terminal.settle()
         let helper = try #require(terminal.helpers().first)
         try waitUntil("the activity to end") { try probe.count() == 0 }
-        // Let stragglers (the client's answers to its last calls) settle first.
-        usleep(300_000)
+        // Stragglers (the client's answers to its last calls) settle first.
+        try waitUntil("the helper to settle") { try wakeUps(of: helper, over: 0.2).isEmpty }
         let woken = try wakeUps(of: helper, over: 2)
         #expect(woken.isEmpty, "an idle helper woke in 2 s: \(woken)")
     }
