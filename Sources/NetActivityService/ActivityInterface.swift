@@ -80,24 +80,20 @@ extension Service {
         typealias Object = ActivityObjectInterface
         return Object.descriptor.bind(
             subtreeProperties: [
-                Object.id.bind { (described: DescribedActivity) in described.activity.id },
-                Object.label.bind { (described: DescribedActivity) in described.activity.label },
-                Object.owner.bind { (described: DescribedActivity) in described.activity.owner },
-                Object.started.bind { (described: DescribedActivity) in described.activity.started },
-                Object.completed.bind { (described: DescribedActivity) in described.activity.completed },
-                Object.total.bind { (described: DescribedActivity) in described.activity.total },
-                Object.processID.bind { (described: DescribedActivity) in
-                    described.attribution?.processID ?? NetActivityBus.unknownCredential
-                },
-                Object.userID.bind { (described: DescribedActivity) in
-                    described.attribution?.userID ?? NetActivityBus.unknownCredential
-                },
-                Object.application.bind { (described: DescribedActivity) in described.attribution?.application ?? "" },
-                Object.claimedApplication.bind { (described: DescribedActivity) in described.activity.hints.application },
-                Object.icon.bind { (described: DescribedActivity) in described.activity.hints.icon },
-                Object.kind.bind { (described: DescribedActivity) in described.activity.hints.kind.rawValue },
-                Object.fraction.bind { (described: DescribedActivity) in described.activity.fraction },
-                Object.rate.bind { (described: DescribedActivity) in described.activity.rate },
+                Object.id.bind(\.activity.id),
+                Object.label.bind(\.activity.label),
+                Object.owner.bind(\.activity.owner),
+                Object.started.bind(\.activity.started),
+                Object.completed.bind(\.activity.completed),
+                Object.total.bind(\.activity.total),
+                Object.processID.bind(\.processID),
+                Object.userID.bind(\.userID),
+                Object.application.bind(\.application),
+                Object.claimedApplication.bind(\.activity.hints.application),
+                Object.icon.bind(\.activity.hints.icon),
+                Object.kind.bind(\.activity.hints.kind.rawValue),
+                Object.fraction.bind(\.activity.fraction),
+                Object.rate.bind(\.activity.rate),
             ])
     }
 
@@ -194,4 +190,11 @@ final class DescribedActivity {
         self.activity = activity
         self.attribution = attribution
     }
+
+    /// The owner's process id, or the contract's unknown value while the bus has not said it.
+    var processID: UInt32 { attribution?.processID ?? NetActivityBus.unknownCredential }
+    /// The owner's user id, likewise.
+    var userID: UInt32 { attribution?.userID ?? NetActivityBus.unknownCredential }
+    /// The owner's application; "" while unknown.
+    var application: String { attribution?.application ?? "" }
 }

@@ -45,6 +45,11 @@ public struct PropertyDescriptor<Type: DBusRepresentable>: Sendable {
     public func bind<Object: AnyObject>(_ get: @escaping (Object) -> Type) -> SubtreeProperty<Object> {
         SubtreeProperty(name, signature, changeSignal: changes) { get($0).value }
     }
+
+    /// The property of every object of a subtree, read at `keyPath` of the object asked for.
+    public func bind<Object: AnyObject>(_ keyPath: KeyPath<Object, Type> & Sendable) -> SubtreeProperty<Object> {
+        SubtreeProperty(name, signature, changeSignal: changes) { $0[keyPath: keyPath].value }
+    }
 }
 
 /// A property's declaration without its Swift type.
@@ -238,26 +243,37 @@ public struct InterfaceDescriptor: Sendable {
     }
 
     /// The exported interface built from bound `methods` and `properties`: every declared
-    /// member bound once, none other, in the declared order; its signals are the declared ones,
-    /// for introspection.
+    /// member bound once, none other, in any order (they are exported in the declared one); its
+    /// signals are the declared ones, for introspection.
     ///
     /// A mismatch is the exporter's own mistake, found at its start, never caused by a peer.
     public func bind(methods: [Method] = [], properties: [Property]) -> Interface {
-        precondition(
-            methods.map(\.name) == self.methods.map(\.name) && properties.map(\.name) == self.properties.map(\.name),
-            "\(name): bind every declared member once, in the declared order")
-        return Interface(
-            name, methods: methods, properties: properties,
+        Interface(
+            name, methods: declaredOrder(methods, by: self.methods.map(\.name), \.name),
+            properties: declaredOrder(properties, by: self.properties.map(\.name), \.name),
             signals: signals.map(SignalDescription.init))
     }
 
     /// The interface of every object of a subtree, built from its bound properties: every
-    /// declared property bound once, in the declared order.
+    /// declared property bound once, in any order.
     public func bind<Object: AnyObject>(subtreeProperties properties: [SubtreeProperty<Object>]) -> SubtreeInterface<Object> {
+        precondition(methods.isEmpty && signals.isEmpty, "\(name): a subtree's interface has properties only")
+        return SubtreeInterface(name, properties: declaredOrder(properties, by: self.properties.map(\.name), \.name))
+    }
+
+    /// `members` in the order of `declared`, each declared name bound exactly once.
+    private func declaredOrder<Member>(
+        _ members: [Member], by declared: [MemberName], _ memberName: (Member) -> MemberName
+    ) -> [Member] {
+        var byName: [MemberName: Member] = [:]
+        for member in members {
+            let bound = memberName(member)
+            precondition(byName.updateValue(member, forKey: bound) == nil, "\(name): \(bound) is bound twice")
+        }
         precondition(
-            methods.isEmpty && signals.isEmpty && properties.map(\.name) == self.properties.map(\.name),
-            "\(name): bind every declared property once, in the declared order")
-        return SubtreeInterface(name, properties: properties)
+            byName.count == declared.count && declared.allSatisfy { byName[$0] != nil },
+            "\(name): bind every declared member once and none other (declared: \(declared.map(\.rawValue)), bound: \(members.map { memberName($0).rawValue }))")
+        return declared.compactMap { byName[$0] }
     }
 }
 
