@@ -315,6 +315,8 @@ system_datadir := $(SYSTEM_PREFIX)/share
 SYSTEM_POLICY_DIR ?= $(system_datadir)/dbus-1/system.d
 dbussystemservicedir := $(system_datadir)/dbus-1/system-services
 systemdsystemunitdir := $(SYSTEM_PREFIX)/lib/systemd/system
+# systemd-sysusers reads /usr/lib/sysusers.d and /etc/sysusers.d.
+sysusersdir := $(SYSTEM_PREFIX)/lib/sysusers.d
 SYSTEM_UNIT := netactivityd-system.service
 SYSTEM_BRIDGE_UNIT := netactivity-bridge-system.service
 
@@ -323,7 +325,7 @@ SYSTEM_BRIDGE_UNIT := netactivity-bridge-system.service
 install-system: $(if $(NETACTIVITYD),,release)
 	install -d "$(DESTDIR)$(system_bindir)" "$(DESTDIR)$(SYSTEM_POLICY_DIR)" "$(DESTDIR)$(dbussystemservicedir)" \
 		"$(DESTDIR)$(systemdsystemunitdir)" "$(DESTDIR)$(system_datadir)/dbus-1/interfaces" \
-		"$(DESTDIR)$(systemdsystemunitdir)/multi-user.target.wants"
+		"$(DESTDIR)$(systemdsystemunitdir)/multi-user.target.wants" "$(DESTDIR)$(sysusersdir)"
 	install -m 0755 "$(or $(NETACTIVITYD),$(RELEASE_BINARY))" "$(DESTDIR)$(system_bindir)/netactivityd"
 	install -m 0755 "$(NETACTIVITY)" "$(DESTDIR)$(system_bindir)/netactivity"
 	$(STRIP) "$(DESTDIR)$(system_bindir)/netactivityd" "$(DESTDIR)$(system_bindir)/netactivity"
@@ -338,8 +340,10 @@ install-system: $(if $(NETACTIVITYD),,release)
 	chmod 0644 "$(DESTDIR)$(dbussystemservicedir)/$(BUS_NAME).service" "$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_UNIT)" \
 		"$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_BRIDGE_UNIT)"
 	install -m 0644 dbus/$(BUS_NAME).xml "$(DESTDIR)$(system_datadir)/dbus-1/interfaces/$(BUS_NAME).xml"
+	install -m 0644 dbus/netactivity.sysusers "$(DESTDIR)$(sysusersdir)/netactivity.conf"
 	@echo "installed netactivityd for the system bus in $(DESTDIR)$(SYSTEM_PREFIX); as root, run" \
-		"\`systemctl daemon-reload\` and \`systemctl reload dbus\`: D-Bus activation starts it on first use;" \
+		"\`systemd-sysusers\` (the bridge's user), \`systemctl daemon-reload\` and \`systemctl reload dbus\`:" \
+		"D-Bus activation starts it on first use;" \
 		"\`systemctl start $(SYSTEM_BRIDGE_UNIT)\` starts the system-side bridge now (it starts at every boot)"
 
 ## Leaves the binary and interface XML while a session install (`make install`) at the same
@@ -349,7 +353,8 @@ uninstall-system:
 		"$(DESTDIR)$(dbussystemservicedir)/$(BUS_NAME).service" \
 		"$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_UNIT)" \
 		"$(DESTDIR)$(systemdsystemunitdir)/$(SYSTEM_BRIDGE_UNIT)" \
-		"$(DESTDIR)$(systemdsystemunitdir)/multi-user.target.wants/$(SYSTEM_BRIDGE_UNIT)"
+		"$(DESTDIR)$(systemdsystemunitdir)/multi-user.target.wants/$(SYSTEM_BRIDGE_UNIT)" \
+		"$(DESTDIR)$(sysusersdir)/netactivity.conf"
 	rmdir "$(DESTDIR)$(systemdsystemunitdir)/multi-user.target.wants" 2>/dev/null || true
 	if [ ! -e "$(DESTDIR)$(system_datadir)/dbus-1/services/$(BUS_NAME).service" ]; then \
 		rm -f "$(DESTDIR)$(system_bindir)/netactivityd" "$(DESTDIR)$(system_bindir)/netactivity" \

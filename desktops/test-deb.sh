@@ -13,6 +13,7 @@
 #   them: the bridge owns io.github.netactivity.Bridge, the tray its item, which kded6's
 #   StatusNotifierWatcher lists, with IconThemePath /usr/share/icons and its own icon, which the
 #   package put in hicolor; both end with status 0 on SIGTERM;
+# then, as root, the system-side bridge as its own user, reporting to netactivityd --system;
 # and, as root again, `apt-get purge` leaves the file system as it found it.
 set -euo pipefail
 
@@ -73,6 +74,35 @@ session() {
         XDG_RUNTIME_DIR=/run/user/1000 dbus-run-session -- "$0" --inside --session "$deb"
 }
 
+# The system side as the package sets it up: the bridge's own user, made by the package, may own
+# the bridge's name and report to netactivityd --system (which the system bus activates), as the
+# bus policy says; the user tester may not report.
+system_side() {
+    getent passwd netactivity-bridge >/dev/null || fail "the package did not make the user netactivity-bridge"
+    system_owned() {
+        gdbus call --system -d org.freedesktop.DBus -o /org/freedesktop/DBus \
+            -m org.freedesktop.DBus.NameHasOwner "$1" 2>/dev/null | grep -q true
+    }
+    runuser -u netactivity-bridge -- netactivity --system bridge >/tmp/bridge-system.log 2>&1 &
+    local bridge=$!
+    for _ in $(seq 100); do
+        system_owned io.github.netactivity.Bridge && break
+        sleep 0.1
+    done
+    system_owned io.github.netactivity.Bridge ||
+        fail "the system-side bridge, as netactivity-bridge, does not own its name: $(cat /tmp/bridge-system.log)"
+    local said
+    said=$(runuser -u netactivity-bridge -- netactivity --system run --label "system check" -- true 2>&1) ||
+        fail "netactivity run as netactivity-bridge failed: $said"
+    [ -z "$said" ] || fail "netactivity-bridge may not report to the system service: $said"
+    said=$(runuser -u tester -- netactivity --system run --label "system check" -- true 2>&1) || true
+    grep -q "Rejected send message" <<<"$said" || fail "the user tester reported to the system service: '$said'"
+    kill -0 $bridge 2>/dev/null || fail "the system-side bridge exited: $(cat /tmp/bridge-system.log)"
+    kill $bridge
+    wait $bridge || true
+    echo "test-deb: the system-side bridge runs as netactivity-bridge, which alone with root reports to the system service"
+}
+
 if [ $stage = root ]; then
     before=$(files)
     apt-get install -y -q --no-install-recommends "$deb" >/tmp/install.log 2>&1 ||
@@ -90,6 +120,7 @@ if [ $stage = root ]; then
     grep -q '"name": "io.github.netactivity.browser"' "$chrome" 2>/dev/null ||
         fail "Google Chrome's host manifest is not at $chrome"
     session
+    system_side
     apt-get purge -y -q netactivity >/tmp/purge.log 2>&1 || { cat /tmp/purge.log >&2; fail "apt-get purge failed"; }
     after=$(files)
     left=$(diff <(echo "$before") <(echo "$after") || true)

@@ -46,14 +46,15 @@ import Testing
         #expect(!result.stderr.contains(Self.unit), "systemd-analyze warned about the unit:\n\(result.stderr)")
     }
 
-    /// The issue asked for no worse than the service's; the bridge must see the host's network
-    /// namespace (PrivateNetwork= would hide every socket) and speak netlink, which the service
-    /// never does. docs/system-bus.md records both figures.
-    @Test func itsExposureIsWithinATenthOfTheServices() throws {
+    /// No worse than the service's: the bridge must see the host's network namespace
+    /// (PrivateNetwork= would hide every socket) and speak netlink, which the service never does,
+    /// and makes up for both by running as a user of its own, not root. docs/system-bus.md
+    /// records both figures.
+    @Test func itsExposureIsNoWorseThanTheServices() throws {
         let units = try Filled()
         let bridge = try units.exposure(of: Self.unit)
         let service = try units.exposure(of: Self.serviceUnit)
-        #expect(bridge <= service + 0.1 + 1e-9, "bridge \(bridge), service \(service)")
+        #expect(bridge <= service + 1e-9, "bridge \(bridge), service \(service)")
     }
 
     @Test func itRunsTheSystemSideAndStartsAtBoot() throws {
@@ -61,6 +62,7 @@ import Testing
         let settings = Set(text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init))
         for setting in [
             "ExecStart=@bindir@/netactivity --system bridge", "Type=dbus", "BusName=io.github.netactivity.Bridge",
+            "User=netactivity-bridge",
             "WantedBy=multi-user.target", "CapabilityBoundingSet=", "NoNewPrivileges=yes", "PrivateUsers=yes",
             "ProtectProc=invisible", "ProcSubset=pid", "RestrictAddressFamilies=AF_UNIX AF_NETLINK", "IPAddressDeny=any",
         ] {

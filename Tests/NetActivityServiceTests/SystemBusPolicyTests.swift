@@ -65,8 +65,8 @@ import Glibc
         #expect(try root.observedState() == before, "a refused call changed the service's state")
     }
 
-    /// The system-side bridge (`netactivity --system bridge`, root) owns its name so that one
-    /// runs per machine; nobody may not take it.
+    /// The system-side bridge (`netactivity --system bridge`, run by hand as root) owns its name
+    /// so that one runs per machine; nobody may not take it.
     @Test func rootAloneOwnsTheSystemSideBridgesName() throws {
         try requireRoot()
         let bus = try PrivateBus.systemPolicy(policyFile: Self.policyFile)
@@ -81,6 +81,30 @@ import Glibc
         #expect(dbusSendError(nobody) == "org.freedesktop.DBus.Error.AccessDenied", "\(nobody)")
         let root = try request(["dbus-send"])
         #expect(root.succeeded && root.stdout.contains("uint32 1"), "root: \(root)\n--- bus ---\n\(bus.log)")
+    }
+
+    /// The system-side bridge's own user (`netactivity-bridge`, made by the package) owns the
+    /// bridge's name and reports. This machine has no such user, so the policy is read with the
+    /// user `daemon` in its place.
+    @Test func theBridgesUserOwnsItsNameAndReports() throws {
+        let policy = try String(contentsOfFile: Self.policyFile, encoding: .utf8)
+        try #require(policy.contains("<policy user=\"netactivity-bridge\">"))
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/policy.conf"
+        try policy.replacingOccurrences(of: "<policy user=\"netactivity-bridge\">", with: "<policy user=\"daemon\">")
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let service = try PolicedService(policyFile: file)
+        let asDaemon = ["setpriv", "--reuid=daemon", "--regid=daemon", "--clear-groups"]
+        let own = try run(
+            "setpriv",
+            Array(asDaemon.dropFirst())
+                + ["dbus-send", "--bus=\(service.bus.address)", "--print-reply", "--dest=org.freedesktop.DBus",
+                   "/org/freedesktop/DBus", "org.freedesktop.DBus.RequestName", "string:io.github.netactivity.Bridge", "uint32:0"])
+        #expect(own.succeeded && own.stdout.contains("uint32 1"), "the bridge's user: \(own)\n--- bus ---\n\(service.bus.log)")
+        let begin = try run(
+            "setpriv", Array(asDaemon.dropFirst()) + ["dbus-send"] + dbusSendArguments(service.bus, "\(interface).BeginActivity", ["string:apt"]))
+        #expect(begin.succeeded && begin.stdout.contains("uint32"), "the bridge's user reports: \(begin)")
     }
 
     @Test func nobodyCannotOwnTheName() throws {
@@ -251,9 +275,9 @@ private final class PolicedService: @unchecked Sendable {
     let daemon: ServiceDaemon
     let bus: PrivateBus
 
-    init(extraPolicies: [String: String] = [:]) throws {
+    init(policyFile: String = SystemBusPolicyTests.policyFile, extraPolicies: [String: String] = [:]) throws {
         try requireRoot()
-        bus = try PrivateBus.systemPolicy(policyFile: SystemBusPolicyTests.policyFile, extraPolicies: extraPolicies)
+        bus = try PrivateBus.systemPolicy(policyFile: policyFile, extraPolicies: extraPolicies)
         do {
             daemon = try ServiceDaemon(["--system"] + ServiceDaemon.immediate, address: bus.address)
         } catch {

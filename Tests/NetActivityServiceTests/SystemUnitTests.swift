@@ -94,6 +94,7 @@ import Testing
             "usr/bin/netactivity",
             "usr/lib/systemd/system/netactivity-bridge-system.service",
             "usr/lib/systemd/system/multi-user.target.wants/netactivity-bridge-system.service",
+            "usr/lib/sysusers.d/netactivity.conf",
         ]
         #expect(try files(under: destdir) == Set(expected))
         #expect(FileManager.default.isExecutableFile(atPath: destdir + "/usr/bin/netactivityd"))
