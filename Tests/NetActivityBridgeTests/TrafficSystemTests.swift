@@ -34,7 +34,11 @@ struct TrafficSystemTests {
         /// files in `units`; with `sandboxed`, in the sandbox its unit gives it, as far as it
         /// bears on what the bridge reads (`Side.unitSandbox`).
         static func system(in network: TrafficNetwork, units: URL, sandboxed: Bool = false) throws -> Side {
-            let service = try ServiceDaemon(ServiceDaemon.immediate + ["--system"])
+            // The sandboxed bridge is its own user, as the unit's is: a bus every user reaches.
+            let service =
+                sandboxed
+                ? try ServiceDaemon(ServiceDaemon.immediate + ["--system"], on: try PrivateBus.everyUsers())
+                : try ServiceDaemon(ServiceDaemon.immediate + ["--system"])
             return try Side(
                 service: service, network: network,
                 command: ["--system", "--system-address", service.address, "bridge"],
@@ -44,12 +48,14 @@ struct TrafficSystemTests {
 
         /// What `dbus/netactivity-bridge-system.service.in` does to the bridge's view, without
         /// systemd: its own mount namespace with /proc mounted `subset=pid,hidepid=invisible`
-        /// (ProcSubset=pid, ProtectProc=invisible), a user namespace mapping root alone
-        /// (PrivateUsers=yes), no capabilities and none to gain (CapabilityBoundingSet=,
+        /// (ProcSubset=pid, ProtectProc=invisible); a user of its own (User=netactivity-bridge:
+        /// here `daemon`, which every Debian has); a user namespace mapping that user alone
+        /// (PrivateUsers=yes); no capabilities and none to gain (CapabilityBoundingSet=,
         /// NoNewPrivileges=yes).
         static let unitSandbox = [
             "unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
-            "mount -t proc -o subset=pid,hidepid=invisible proc /proc && exec unshare --user --map-root-user -- "
+            "mount -t proc -o subset=pid,hidepid=invisible proc /proc && exec setpriv --reuid=daemon --regid=daemon "
+                + "--clear-groups unshare --user --map-current-user -- "
                 + "setpriv --no-new-privs --bounding-set=-all --inh-caps=-all \"$@\"",
             "sh",
         ]
