@@ -171,10 +171,10 @@ SANITIZED_SUITES := '^(DBusTests|NetActivityServiceTests|NetActivityFaultTests)\
 # A malloc too large to satisfy returns NULL under both sanitizers, as glibc's does, so a test
 # can check that it becomes an error (the sanitizers' default is to abort).
 ASAN_BUILD = $(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan $(SWIFT_BUILD_FLAGS)
-ASAN_RUN = ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 $(SWIFT) test --skip-build --sanitize=address \
+ASAN_RUN = NETACTIVITY_SANITIZER=address ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 $(SWIFT) test --skip-build --sanitize=address \
 	--scratch-path .build/asan $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) --filter $(SANITIZED_SUITES)
 TSAN_BUILD = $(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan $(SWIFT_BUILD_FLAGS)
-TSAN_RUN = TSAN_OPTIONS=allocator_may_return_null=1 $(SWIFT) test --skip-build --sanitize=thread \
+TSAN_RUN = NETACTIVITY_SANITIZER=thread TSAN_OPTIONS=allocator_may_return_null=1 $(SWIFT) test --skip-build --sanitize=thread \
 	--scratch-path .build/tsan $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) --filter $(SANITIZED_SUITES)
 
 test-asan: deps

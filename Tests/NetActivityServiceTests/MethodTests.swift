@@ -60,7 +60,7 @@ import Testing
         #expect(try client.count() == 1)
     }
 
-    @Test func pushStopsAtTheCapWithLimitsExceeded() throws {
+    @Test(.skipped(under: .thread, "the service at its limit is one loop thread handling calls in turn: nothing for ThreadSanitizer to see, at tens of times the cost")) func pushStopsAtTheCapWithLimitsExceeded() throws {
         let service = try ServiceDaemon()
         let client = try service.probe()
         let cap = 65_536

@@ -85,7 +85,7 @@ import Testing
         #expect(try client.count() == 0)
     }
 
-    @Test func aHugeHintsDictionaryCostsNoLastingMemory() throws {
+    @Test(.skipped(under: .thread, "the service at its limit is one loop thread handling calls in turn: nothing for ThreadSanitizer to see, at tens of times the cost")) func aHugeHintsDictionaryCostsNoLastingMemory() throws {
         let service = try ServiceDaemon()
         let client = try service.probe()
         let junk = (0..<10_000).map { ("unknown-\($0)-" + String(repeating: "k", count: 100), Value.string("v")) }
