@@ -107,15 +107,15 @@ interface: deps
 ## overwrite each other) and a run; a new pass adds its name here and its two halves below.
 TEST_PASSES := test-debug test-gnome test-asan test-tsan test-deb test-desktops
 
-## `make test` runs the passes in two lanes at once (make -j2): one builds, in order, what the
-## passes need; the other runs the passes, in order, each as soon as its build is there. A test
-## run mostly waits (for buses, children, transfers paced in time) while a build keeps both
-## cores busy, so the two overlap; no two builds and no two runs ever go at once, so a run's
-## timing is never up against a second run. Each lane step's output is printed when it ends.
-## `make test-asan` and the others run one pass alone, its build first.
+## `make test` runs the passes in three lanes at once (make -j3): one builds, in order, what the
+## passes need; one runs the passes, in order, each as soon as its build is there; the third
+## runs the suites that spend their time waiting on transfers paced in time. A test run mostly
+## waits (for buses, children, paced transfers) while a build keeps both cores busy, so the
+## lanes overlap; no two builds ever go at once. Each lane step's output is printed when it
+## ends. `make test-asan` and the others run one pass alone, its build first.
 test: deps
 	@SECONDS=0; \
-	$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix lane-,$(TEST_PASSES)); \
+	$(MAKE) --no-print-directory -j3 --output-sync=target $(addprefix lane-,$(TEST_PASSES)) lane-test-waiting; \
 	echo "make test: every pass passed in $$SECONDS s"
 
 # The build lane, one after another.
@@ -134,6 +134,10 @@ lane-build-roots: | lane-build-release
 lane-test-debug: lane-build-debug
 	$(UNIT_RUN)
 	$(DEBUG_RUN)
+
+# The waiting lane.
+lane-test-waiting: lane-build-debug
+	$(WAITING_RUN)
 lane-test-gnome: | lane-test-debug
 	$(MAKE) --no-print-directory test-gnome
 lane-test-asan: lane-build-asan | lane-test-gnome
@@ -145,11 +149,15 @@ lane-test-deb: lane-build-release | lane-test-tsan
 lane-test-desktops: lane-build-release lane-build-roots | lane-test-deb
 	$(MAKE) --no-print-directory test-desktops
 
-.PHONY: $(addprefix lane-,$(TEST_PASSES)) lane-build-debug lane-build-asan lane-build-tsan lane-build-release lane-build-roots
+.PHONY: $(addprefix lane-,$(TEST_PASSES)) lane-test-waiting lane-build-debug lane-build-asan lane-build-tsan lane-build-release lane-build-roots
 
 DEBUG_BUILD = $(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 UNIT_RUN = NETACTIVITY_TESTS=unit $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --parallel
-DEBUG_RUN = $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS)
+## The suites that spend their time waiting on transfers paced in time: the traffic source's
+## (2-second samples, 5 seconds of quiet before an end) and the real browsers' downloads.
+WAITING_SUITES := '^NetActivityBridgeTests\.Traffic|^NetActivityBrowserTests\.RealBrowserTests/'
+DEBUG_RUN = $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) --skip $(WAITING_SUITES)
+WAITING_RUN = $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) --filter $(WAITING_SUITES)
 
 ## The unit tier: no bus, no child process, nothing but the code and files of its own, so its
 ## tests run in parallel; the system tier's suites (`@Suite(.system, ...)`) are skipped.
@@ -160,6 +168,7 @@ check: deps
 ## The unit tier first, then everything one test at a time (the unit tier's few seconds again).
 test-debug: check
 	$(DEBUG_RUN)
+	$(WAITING_RUN)
 
 ## The suites the sanitizer passes run: the libdbus layer, the service (the real netactivityd,
 ## built with the same sanitizer), the fault tests, and the client library's threads.
