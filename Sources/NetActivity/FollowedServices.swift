@@ -1,5 +1,4 @@
 import DBus
-import NetActivity
 
 /// The services a watcher (`netactivity watch`, `status`, `tray`) shows as one indicator: the
 /// session side, the system side, or both, merged by `IndicatorSnapshot.merging(session:system:)`.

@@ -93,6 +93,14 @@ public final class NetActivityClient: Sendable {
         handle = SessionHandle(bus: bus.busAddress, thread: LoopThread(sharing: loop), problems: problems)
     }
 
+    /// The unique name of the bus connection this client's activities are owned by (their
+    /// `Owner`), nil while it has none: for a program that reports through several clients
+    /// and must tell their activities apart in what it observes (the bridge's `plasma-jobs`
+    /// source leaves out what its `traffic` source observed). Safe from any thread.
+    package var connectionName: String? {
+        handle?.connectionName.withLock { $0 }
+    }
+
     // MARK: - Push and pop
 
     /// Says a connection of the app's own started: the indicator counts it until the matching

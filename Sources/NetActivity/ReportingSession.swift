@@ -14,6 +14,8 @@ import DBus
 /// - `Flush`: the reports outstanding and the callers waiting for them.
 final class ReportingSession {
     private let link: ServiceLink
+    /// The link's connection's unique name, readable from any thread.
+    var connectionName: Locked<String?> { link.connectionName }
     private let reconciler: ActivityReconciler
     private let follower: StateFollower
     private let flushing: Flush

@@ -43,7 +43,12 @@ final class ServiceLink {
     /// Counts the reports in flight.
     private let flush: Flush
 
-    private var connection: Connection?
+    private var connection: Connection? {
+        didSet { connectionName.withLock { $0 = connection?.uniqueName.rawValue } }
+    }
+    /// `connection`'s unique name, for any thread: the owner the service gives this client's
+    /// activities (`NetActivityClient.connectionName`).
+    let connectionName = Locked<String?>(nil)
     /// Who owns the service's name on `connection`.
     private var nameFollower: NameOwnerFollower?
     /// The service instance (unique name) that holds this app's state. On a new connection it
