@@ -83,6 +83,8 @@ extension MethodReply where Self: DBusRepresentable {
 }
 
 extension UInt32: MethodReply {}
+extension Bool: MethodReply {}
+extension ObjectPath: MethodReply {}
 extension String: MethodReply {}
 extension VariantDictionary: MethodReply {}
 extension Array: MethodReply where Element: DBusRepresentable {}

@@ -1,0 +1,153 @@
+import DBus
+import NetActivity
+@testable import NetActivityBridge
+import Testing
+
+/// What the plasma-jobs source reads from a job view's calls (`JobChange`), what a served job
+/// then shows (`ServedJobState`), and when the mirror tells plasmashell what (`MirrorPlan`):
+/// pure values, no bus.
+@Suite struct PlasmaJobsParsingTests {
+    // MARK: - Version 2 setters
+
+    @Test func version2SettersBecomeChanges() throws {
+        #expect(try JobChange.version2("setInfoMessage", [.string("Copying")]) == [.infoMessage("Copying")])
+        #expect(try JobChange.version2("setProcessedAmount", [.uint64(512), .string("bytes")]) == [.processedBytes(512)])
+        #expect(try JobChange.version2("setTotalAmount", [.uint64(2048), .string("bytes")]) == [.totalBytes(2048)])
+        #expect(try JobChange.version2("setPercent", [.uint32(42)]) == [.percent(42)])
+        #expect(try JobChange.version2("setPercent", [.uint32(4_000)]) == [.percent(100)])
+        #expect(try JobChange.version2("setSpeed", [.uint64(1_000)]) == [.speed(1_000)])
+        #expect(
+            try JobChange.version2("setDescriptionField", [.uint32(0), .string("Source"), .string("/tmp/a.iso")])
+                == [.descriptionField(number: 0, name: "Source", value: "/tmp/a.iso")])
+        #expect(try JobChange.version2("terminate", [.string("")]) == [.terminated])
+        #expect(try JobChange.version2("setError", [.uint32(3)]) == [.error(3)])
+    }
+
+    @Test func version2IgnoresOtherUnitsFieldsAndShapes() throws {
+        #expect(try JobChange.version2("setProcessedAmount", [.uint64(3), .string("files")]).isEmpty)
+        #expect(try JobChange.version2("setTotalAmount", [.uint64(3), .string("BYTES")]).isEmpty)
+        #expect(try JobChange.version2("setDescriptionField", [.uint32(7), .string("x"), .string("y")]).isEmpty)
+        #expect(try JobChange.version2("setPercent", [.string("42")]).isEmpty)
+        #expect(try JobChange.version2("setPercent", []).isEmpty)
+        #expect(try JobChange.version2("setDestUrl", [.variant(.string("file:///tmp"))]).isEmpty)
+        #expect(try JobChange.version2("noSuchSetter", [.uint32(1)]).isEmpty)
+    }
+
+    @Test func aTextTooLongIsRefused() {
+        let long = String(repeating: "x", count: JobChange.maximumTextBytes + 1)
+        #expect(throws: JobChange.Refused.self) { try JobChange.version2("setInfoMessage", [.string(long)]) }
+        #expect(throws: JobChange.Refused.self) {
+            try JobChange.version3(VariantDictionary([("title", .string(long))]))
+        }
+        #expect(throws: JobChange.Refused.self) { try JobChange.version3Terminate(0, long) }
+    }
+
+    // MARK: - Version 3 dictionaries
+
+    @Test func version3TakesKnownKeysOfTheRightType() throws {
+        let changes = try JobChange.version3(
+            VariantDictionary([
+                ("title", .string("Copying")), ("descriptionLabel1", .string("Source")),
+                ("descriptionValue1", .string("smb://nas/share/movie.mkv")), ("processedBytes", .uint64(10)),
+                ("totalBytes", .uint64(100)), ("percent", .uint32(10)), ("speed", .uint64(5)),
+                ("suspended", .boolean(false)), ("processedFiles", .uint64(1)), ("title", .uint32(3)),
+                ("infoMessage", .int32(4)),
+            ]))
+        #expect(
+            changes == [
+                .title("Copying"), .processedBytes(10), .totalBytes(100), .percent(10), .speed(5), .suspended(false),
+                .descriptionField(number: 0, name: "Source", value: "smb://nas/share/movie.mkv"),
+            ])
+        #expect(try JobChange.version3(VariantDictionary([("descriptionValue2", .string(""))])) == [.clearDescriptionField(number: 1)])
+        #expect(try JobChange.version3Terminate(0, "") == [.terminated])
+        #expect(try JobChange.version3Terminate(1, "Cancelled") == [.error(1), .terminated])
+    }
+
+    @Test func aDictionaryIsReadForItsFirstEntriesOnly() throws {
+        let many = (0..<1_000).map { ("key\($0)", Value.uint32(UInt32($0))) } + [("title", Value.string("late"))]
+        #expect(try JobChange.version3(VariantDictionary(many)).isEmpty)
+    }
+
+    // MARK: - A served job's activity
+
+    @Test func theLabelIsTheTitleAndTheFileOrTheInfoMessage() {
+        var state = ServedJobState()
+        #expect(!state.isNamed)
+        state.apply([.infoMessage("Examining")])
+        #expect(state.label == "Examining")
+        state.apply([.title("Copying")])
+        #expect(state.label == "Copying: Examining")
+        state.apply([.descriptionField(number: 0, name: "Source", value: "file:///home/u/movie.mkv?x=1")])
+        #expect(state.label == "Copying: movie.mkv")
+        state.apply([.clearDescriptionField(number: 0)])
+        state.apply([.descriptionField(number: 0, name: "Name", value: "no path here")])
+        #expect(state.label == "Copying: Examining")
+    }
+
+    @Test func progressIsBytesWhenTheTotalIsKnownElseThePercent() {
+        var state = ServedJobState()
+        #expect(state.progress == nil)
+        state.apply([.percent(40)])
+        #expect(state.progress == .fraction(0.4))
+        state.apply([.processedBytes(300), .totalBytes(1_000)])
+        #expect(state.progress == .bytes(completed: 300, total: 1_000))
+        state.apply([.processedBytes(5_000)])
+        #expect(state.progress == .bytes(completed: 1_000, total: 1_000))
+    }
+
+    // MARK: - The mirror's plan
+
+    private static func activity(_ id: UInt32, started: UInt64, completed: UInt64 = 0, total: UInt64 = 0) -> ActivityInfo {
+        var activity = ActivityInfo(id: id, owner: ":1.5", label: "Backup", completed: completed, total: total, started: started)
+        activity.bus = .session
+        return activity
+    }
+
+    @Test func anActivityBecomesAJobAfterThreeSecondsAndIsUpdatedOnceASecondWithWhatChanged() {
+        var plan = MirrorPlan()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let wall: UInt64 = 1_000_000_000
+        let key = MirrorPlan.Key(bus: .session, id: 1)
+        var step = plan.step([(key, Self.activity(1, started: wall, completed: 10, total: 100))], now: start, wallMicroseconds: wall + 1_000_000)
+        #expect(step.actions.isEmpty)
+        #expect(step.next == start + .seconds(2))
+
+        step = plan.step([(key, Self.activity(1, started: wall, completed: 10, total: 100))], now: start + .seconds(2), wallMicroseconds: wall + 3_000_000)
+        guard case .request(key) = step.actions.first else {
+            Issue.record("no request after 3 s: \(step.actions)")
+            return
+        }
+        let first = plan.viewReady(key, now: start + .seconds(2))
+        #expect(first.map(\.0) == ["title", "infoMessage", "percent", "processedBytes", "totalBytes"])
+
+        // Within the second: held, with a wake-up at its end.
+        step = plan.step([(key, Self.activity(1, started: wall, completed: 50, total: 100))], now: start + .milliseconds(2_500), wallMicroseconds: wall + 3_500_000)
+        #expect(step.actions.isEmpty)
+        #expect(step.next == start + .seconds(3))
+        step = plan.step([(key, Self.activity(1, started: wall, completed: 50, total: 100))], now: start + .seconds(3), wallMicroseconds: wall + 4_000_000)
+        guard case .update(key, let entries) = step.actions.first else {
+            Issue.record("no update: \(step.actions)")
+            return
+        }
+        #expect(entries.map(\.0) == ["percent", "processedBytes"])
+
+        step = plan.step([], now: start + .seconds(4), wallMicroseconds: wall + 5_000_000)
+        guard case .terminate(key) = step.actions.first else {
+            Issue.record("no terminate: \(step.actions)")
+            return
+        }
+        #expect(plan.heldJobs.isEmpty)
+    }
+
+    @Test func anActivityThatEndsWithinThreeSecondsIsNeverAJob() {
+        var plan = MirrorPlan()
+        let now = ContinuousClock().now
+        let key = MirrorPlan.Key(bus: .system, id: 9)
+        var step = plan.step([(key, Self.activity(9, started: 10_000_000))], now: now, wallMicroseconds: 11_000_000)
+        #expect(step.actions.isEmpty)
+        step = plan.step([], now: now + .seconds(1), wallMicroseconds: 12_000_000)
+        #expect(step.actions.isEmpty)
+        #expect(step.next == nil)
+    }
+}
