@@ -119,7 +119,7 @@ import Testing
             return
         }
         let first = plan.viewReady(key, now: start + .seconds(2))
-        #expect(first.map(\.0) == ["title", "infoMessage", "percent", "processedBytes", "totalBytes"])
+        #expect(first.map(\.0) == ["title", "percent", "processedBytes", "totalBytes"])
 
         // Within the second: held, with a wake-up at its end.
         step = plan.step([(key, Self.activity(1, started: wall, completed: 50, total: 100))], now: start + .milliseconds(2_500), wallMicroseconds: wall + 3_500_000)

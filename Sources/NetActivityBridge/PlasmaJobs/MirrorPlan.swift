@@ -21,7 +21,11 @@ struct MirrorPlan {
 
     /// What a job shows, as version 3's `update` names it.
     struct Fields: Equatable, Sendable {
+        /// The activity's label. Plasma shows the title in bold and the info message below it.
         var title: String
+        /// What the transfer does, from its kind ("Downloading"); none for `other`, rather than
+        /// the label a second time.
+        var infoMessage: String?
         var percent: UInt32?
         var processedBytes: UInt64?
         var totalBytes: UInt64?
@@ -29,6 +33,7 @@ struct MirrorPlan {
 
         init(_ activity: ActivityInfo) {
             title = activity.label
+            infoMessage = Self.doing[activity.kind]
             percent = activity.fraction.map { UInt32((min(max($0, 0), 1) * 100).rounded(.down)) }
             if activity.total > 0 {
                 processedBytes = activity.completed
@@ -39,13 +44,14 @@ struct MirrorPlan {
             speed = activity.rate.isFinite && activity.rate > 0 ? UInt64(min(activity.rate, 1e18)) : 0
         }
 
+        /// The info message for each kind but `other`.
+        static let doing = ["download": "Downloading", "upload": "Uploading", "sync": "Syncing", "update": "Updating"]
+
         /// The `update` dictionary's entries that differ from `old` (all of them without one).
         func entries(since old: Fields?) -> [(String, Value)] {
             var entries: [(String, Value)] = []
-            if title != old?.title {
-                entries.append(("title", .string(title)))
-                entries.append(("infoMessage", .string(title)))
-            }
+            if title != old?.title { entries.append(("title", .string(title))) }
+            if let infoMessage, infoMessage != old?.infoMessage { entries.append(("infoMessage", .string(infoMessage))) }
             if let percent, percent != old?.percent { entries.append(("percent", .uint32(percent))) }
             if let processedBytes, processedBytes != old?.processedBytes {
                 entries.append(("processedBytes", .uint64(processedBytes)))
