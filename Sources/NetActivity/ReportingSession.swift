@@ -20,9 +20,9 @@ final class ReportingSession {
     private let follower: StateFollower
     private let flushing: Flush
 
-    init(bus: BusAddress, loop: EventLoop, problems: @escaping @Sendable (String) -> Void) {
+    init(bus: BusAddress, loop: EventLoop, readInterval: Duration? = nil, problems: @escaping @Sendable (String) -> Void) {
         let flushing = Flush()
-        let link = ServiceLink(bus: bus, loop: loop, flush: flushing, problems: problems)
+        let link = ServiceLink(bus: bus, loop: loop, flush: flushing, readInterval: readInterval, problems: problems)
         self.flushing = flushing
         self.link = link
         reconciler = ActivityReconciler(link: link, loop: loop, flush: flushing, problems: problems)

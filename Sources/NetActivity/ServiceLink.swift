@@ -71,8 +71,15 @@ final class ServiceLink {
     /// Whether this connection is subscribed to the service's changes (`followChanges()`).
     private var followingChanges = false
 
-    init(bus: BusAddress, loop: EventLoop, flush: Flush, problems: @escaping @Sendable (String) -> Void) {
+    /// How often the connection is read at most; nil: whenever it is readable.
+    private let readInterval: Duration?
+
+    init(
+        bus: BusAddress, loop: EventLoop, flush: Flush, readInterval: Duration? = nil,
+        problems: @escaping @Sendable (String) -> Void
+    ) {
         self.bus = bus
+        self.readInterval = readInterval
         self.loop = loop
         self.flush = flush
         self.problems = problems
@@ -196,7 +203,7 @@ final class ServiceLink {
         do {
             let connection = try Connection(bus)
             connection.addFilter(for: .signal) { [unowned self] message in handle(message) }
-            loop.attach(connection)
+            if let readInterval { loop.attach(connection, readingAtMostEvery: readInterval) } else { loop.attach(connection) }
             attached = connection
             var answered = false
             nameFollower = try NameOwnerFollower(NetActivityBus.name, on: connection) { [unowned self] owner in

@@ -9,9 +9,11 @@ final class SessionHandle: Sendable {
 
     /// - Parameter thread: the loop to work on: a thread of the session's own
     ///   (`LoopThread()`), or the app's loop (`LoopThread(sharing:)`).
-    init(bus: BusAddress, thread: LoopThread, problems: @escaping @Sendable (String) -> Void) {
+    /// - Parameter readInterval: how often the session's connection is read at most; nil for
+    ///   whenever it is readable.
+    init(bus: BusAddress, thread: LoopThread, readInterval: Duration? = nil, problems: @escaping @Sendable (String) -> Void) {
         self.thread = thread
-        let reporting = ReportingSession(bus: bus, loop: thread.loop, problems: problems)
+        let reporting = ReportingSession(bus: bus, loop: thread.loop, readInterval: readInterval, problems: problems)
         connectionName = reporting.connectionName
         session = LoopBound(reporting, on: thread)
     }

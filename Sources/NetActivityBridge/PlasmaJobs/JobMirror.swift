@@ -25,8 +25,12 @@ final class JobMirror {
     private var endedWhileAsking: Set<MirrorPlan.Key> = []
     private var states: MergedStates?
     private var activities: [MirrorPlan.Key: ActivityInfo] = [:]
-    private var timer: EventLoop.TimerID?
+    private var timer: (id: EventLoop.TimerID, deadline: ContinuousClock.Instant)?
     private let clock = ContinuousClock()
+    /// How often the services' state is read at most: plasmashell is updated once a second per
+    /// job, so reading the progress the service announces 20 times a second 4 times a second is
+    /// enough, and wakes the bridge less (docs/benchmarks.md, "The bridge").
+    static let readInterval: Duration = .milliseconds(250)
     private let browsers = BrowserIntegration()
     private var stopped = false
 
@@ -38,7 +42,10 @@ final class JobMirror {
         self.connection = connection
         self.owner = owner
         self.isOwn = isOwn
-        states = services.observe(on: loop, problems: problems) { [weak self] snapshot in self?.follow(snapshot) }
+        states = services.observe(on: loop, problems: problems, sharingLoopReadingAtMostEvery: Self.readInterval) {
+            [weak self] snapshot in
+            self?.follow(snapshot)
+        }
     }
 
     /// Terminates every job held, and stops following.
@@ -47,7 +54,7 @@ final class JobMirror {
         stopped = true
         states?.cancel()
         states = nil
-        if let timer { loop.cancel(timer) }
+        if let timer { loop.cancel(timer.id) }
         timer = nil
         if terminating {
             for key in plan.heldJobs { terminate(key) }
@@ -81,12 +88,15 @@ final class JobMirror {
             case .terminate(let key): terminate(key)
             }
         }
-        if let timer { loop.cancel(timer) }
+        // Most states come while a job's update waits out its second: the timer stays as it is.
+        guard timer?.deadline != next else { return }
+        if let timer { loop.cancel(timer.id) }
         timer = next.map { deadline in
-            loop.schedule(after: max(.zero, deadline - clock.now)) { [weak self] in
+            let id = loop.schedule(after: max(.zero, deadline - clock.now)) { [weak self] in
                 self?.timer = nil
                 self?.step()
             }
+            return (id, deadline)
         }
     }
 
