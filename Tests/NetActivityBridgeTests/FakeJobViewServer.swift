@@ -43,6 +43,11 @@ final class FakeJobViewServer: @unchecked Sendable {
         try? running.stop()
     }
 
+    /// Gives the server's name up, as plasmashell does when it exits.
+    func leave() throws {
+        _ = try connection.releaseName(JobViewInterfaces.serverName)
+    }
+
     /// The server's unique name.
     var uniqueName: String { connection.uniqueName.rawValue }
 

@@ -75,6 +75,21 @@ import Glibc
         #expect(shell.calls(on: path).contains { $0.member == "terminate" }, "terminated before the bridge left")
     }
 
+    @Test func whenPlasmashellRestartsTheMirrorBeginsAgainWithTheNewOwner() throws {
+        let (harness, bridge, shell) = try Self.start()
+        let reporter = try ServiceProbe(address: harness.address)
+        _ = try reporter.begin("Sync")
+        try waitUntil("a job for Sync", timeout: .seconds(10)) { shell.calls.contains { $0.entries["title"] == .string("Sync") } }
+        try shell.leave()
+        try waitUntil("the bridge to serve again") { try harness.ownerPID(of: "org.kde.JobViewServer") == UInt32(bridge.pid) }
+        let restarted = try FakeJobViewServer(address: harness.address)
+        // Sync is older than 3 s: a job at once.
+        try waitUntil("a job for Sync in the new plasmashell", timeout: .seconds(2)) {
+            restarted.calls.contains { $0.entries["title"] == .string("Sync") }
+        }
+        #expect(restarted.calls.filter { $0.member == "requestView" }.count == 1)
+    }
+
     @Test func withoutPlasmaJobsNoJobIsMade() throws {
         let (harness, _, shell) = try Self.start("launcher")
         let reporter = try ServiceProbe(address: harness.address)
