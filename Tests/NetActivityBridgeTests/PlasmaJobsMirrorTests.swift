@@ -131,4 +131,38 @@ import Glibc
         curl.send(signal: SIGTERM)
         _ = try? curl.waitForExit(timeout: .seconds(10))
     }
+
+    /// The system-side bridge (`netactivity --system bridge`) reports only what it observed: a
+    /// process of the test's own stands in for it, owning `io.github.netactivity.Bridge` on the
+    /// system bus and reporting an activity to the system service, while a system daemon
+    /// reports another. The daemon's becomes a job; the observed one never does.
+    @Test func theSystemSideBridgesObservedTrafficIsNeverAJob() throws {
+        let services = try TwoServices()
+        let shell = try FakeJobViewServer(address: services.session.address)
+        let script = """
+            import sys, time
+            from gi.repository import Gio, GLib
+            flags = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
+            bus = Gio.DBusConnection.new_for_address_sync(sys.argv[1], flags, None, None)
+            def call(name, path, interface, method, arguments):
+                bus.call_sync(name, path, interface, method, arguments, None, 0, -1, None)
+            call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
+                 GLib.Variant("(su)", ("io.github.netactivity.Bridge", 4)))
+            call("io.github.netactivity.NetActivity1", "/io/github/netactivity/NetActivity1",
+                 "io.github.netactivity.NetActivity1", "BeginActivity", GLib.Variant("(s)", ("Daily apt download",)))
+            print("ready", flush=True)
+            time.sleep(60)
+            """
+        let systemBridge = try ChildProcess("/usr/bin/python3", ["-c", script, services.system.address])
+        #expect(try systemBridge.readLine(timeout: .seconds(10)) == "ready")
+        let bridge = try services.startNetactivity(["bridge", "--only", "plasma-jobs"])
+        let daemon = try ServiceProbe(address: services.system.address)
+        _ = try daemon.begin("Firmware update")
+        try waitUntil("a job for the system daemon's activity", timeout: .seconds(10)) {
+            shell.calls.contains { $0.entries["title"] == .string("Firmware update") }
+        }
+        #expect(!shell.calls.contains { $0.entries["title"] == .string("Daily apt download") })
+        #expect(shell.calls.filter { $0.member == "requestView" }.count == 1)
+        #expect(bridge.isRunning)
+    }
 }

@@ -24,6 +24,9 @@ final class PlasmaJobsSource: BridgeSource {
     private var follower: NameOwnerFollower?
     private var served: ServedJobs?
     private var mirror: JobMirror?
+    /// The system-side bridge's process, followed while the mirror runs.
+    private var systemBridge: SystemBridgeProcess?
+    private let systemService: Bus?
 
     private let problems: @Sendable (String) -> Void
 
@@ -35,6 +38,7 @@ final class PlasmaJobsSource: BridgeSource {
         self.context = context
         self.problems = problems
         services = FollowedServices(session: report, system: system)
+        systemService = system
         servedClient = NetActivityClient(bus: report, sharing: context.loop, problems: problems)
         ownClients = [servedClient] + (observing.map { [$0] } ?? [])
     }
@@ -83,8 +87,7 @@ final class PlasmaJobsSource: BridgeSource {
     }
 
     func stop() {
-        mirror?.stop()
-        mirror = nil
+        stopMirror(terminating: true)
         served?.removeAll()
         for name in names { name.stop() }
         if let connection {
@@ -109,21 +112,34 @@ final class PlasmaJobsSource: BridgeSource {
         if let owner, owner != connection.uniqueName {
             served?.removeAll()
             guard mirror?.owner != owner else { return }
-            mirror?.stop(terminating: false)
+            stopMirror(terminating: false)
+            let systemBridge = systemService.map { SystemBridgeProcess(bus: $0.busAddress, loop: context.loop) }
+            self.systemBridge = systemBridge
             mirror = JobMirror(
                 loop: context.loop, connection: connection, owner: owner, services: services,
-                problems: problems, isOwn: isOwn)
+                problems: problems, isOwn: Self.isOwn(clients: ownClients, systemBridge: systemBridge))
         } else {
             // The old owner's jobs went with it.
-            mirror?.stop(terminating: false)
-            mirror = nil
+            stopMirror(terminating: false)
         }
     }
 
-    private var isOwn: (ActivityInfo) -> Bool {
-        let clients = ownClients
-        return { activity in
-            activity.bus == .session && clients.contains { $0.connectionName == activity.owner }
+    private func stopMirror(terminating: Bool) {
+        mirror?.stop(terminating: terminating)
+        mirror = nil
+        systemBridge?.stop()
+        systemBridge = nil
+    }
+
+    /// Whether an activity is a bridge's own: observed by this bridge's traffic source or by
+    /// the system-side bridge, or one of the jobs this source served. Told by the connection
+    /// or process that reports it, never by its label.
+    private static func isOwn(clients: [NetActivityClient], systemBridge: SystemBridgeProcess?) -> (ActivityInfo) -> Bool {
+        { activity in
+            switch activity.bus {
+            case .session: clients.contains { $0.connectionName == activity.owner }
+            case .system: activity.processID != nil && activity.processID == systemBridge?.processID
+            }
         }
     }
 
