@@ -140,6 +140,16 @@ import Testing
         #expect(plan.heldJobs.isEmpty)
     }
 
+    @Test func whatAServiceSendsNeverMakesAFieldItCannotHold() {
+        for fraction in [Double.nan, .infinity, -.infinity, -3, 7] {
+            var activity = Self.activity(1, started: 0)
+            activity.reportedFraction = fraction
+            activity.rate = fraction
+            let fields = MirrorPlan.Fields(activity)
+            #expect(fields.percent.map { $0 <= 100 } ?? true)
+        }
+    }
+
     @Test func anActivityThatEndsWithinThreeSecondsIsNeverAJob() {
         var plan = MirrorPlan()
         let now = ContinuousClock().now

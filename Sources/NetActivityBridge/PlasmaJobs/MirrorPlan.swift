@@ -34,7 +34,8 @@ struct MirrorPlan {
         init(_ activity: ActivityInfo) {
             title = activity.label
             infoMessage = Self.doing[activity.kind]
-            percent = activity.fraction.map { UInt32((min(max($0, 0), 1) * 100).rounded(.down)) }
+            // The service is a peer like any other: a fraction that is no number is no percent.
+            percent = activity.fraction.flatMap { $0.isFinite ? UInt32((min(max($0, 0), 1) * 100).rounded(.down)) : nil }
             if activity.total > 0 {
                 processedBytes = activity.completed
                 totalBytes = activity.total
