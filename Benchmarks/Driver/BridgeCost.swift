@@ -113,7 +113,7 @@ private final class StandInPackageKit: @unchecked Sendable {
     private let connection: Connection
     private let server: ObjectServer
     private let loop: EventLoop
-    private var thread = pthread_t()
+    private var running: LoopOnThread?
     // Touched on the loop's thread only.
     private var transaction: ObjectPath?
     private var remaining: UInt64 = 400_000_000
@@ -167,12 +167,7 @@ private final class StandInPackageKit: @unchecked Sendable {
         } catch {
             throw BenchError("the PackageKit stand-in: \(error)")
         }
-        let box = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { box in
-            let standIn = Unmanaged<StandInPackageKit>.fromOpaque(box!).takeRetainedValue()
-            standIn.loop.run()
-            return nil
-        }, box)
+        running = LoopOnThread(loop)
     }
 
     /// Lists the transaction and starts its progress.
@@ -207,8 +202,7 @@ private final class StandInPackageKit: @unchecked Sendable {
     }
 
     func stop() {
-        loop.post { [loop] in loop.stop() }
-        pthread_join(thread, nil)
+        running?.stop()
         loop.detach(connection)
     }
 }

@@ -1,8 +1,5 @@
 import DBus
 import NetActivityBridge
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// plasmashell's job server for the benchmark: owns `org.kde.JobViewServer`, so the bridge's
 /// plasma-jobs source mirrors every activity it follows, answers `requestView` with a view
@@ -11,7 +8,7 @@ final class StandInJobServer: @unchecked Sendable {
     private let connection: Connection
     private let server: ObjectServer
     private let loop: EventLoop
-    private var thread = pthread_t()
+    private var running: LoopOnThread?
     private let received = Locked(0)
     // Touched on the loop's thread only.
     private var views = 0
@@ -49,12 +46,7 @@ final class StandInJobServer: @unchecked Sendable {
         } catch {
             throw BenchError("the job server stand-in: \(error)")
         }
-        let box = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { box in
-            let standIn = Unmanaged<StandInJobServer>.fromOpaque(box!).takeRetainedValue()
-            standIn.loop.run()
-            return nil
-        }, box)
+        running = LoopOnThread(loop)
     }
 
     /// How many calls it received: views asked for, updates, terminates.
@@ -82,8 +74,7 @@ final class StandInJobServer: @unchecked Sendable {
     }
 
     func stop() {
-        loop.post { [loop] in loop.stop() }
-        pthread_join(thread, nil)
+        running?.stop()
         loop.detach(connection)
     }
 }

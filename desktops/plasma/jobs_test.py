@@ -26,7 +26,6 @@ test makes real traffic; the root has no network to make it with.
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 
@@ -227,12 +226,4 @@ def main():
 
 
 if __name__ == "__main__":
-    status = 0
-    try:
-        main()
-    except Failure as failure:
-        log(f"FAILED: {failure}")
-        status = 1
-    finally:
-        plasma_session.stop_all()
-    sys.exit(status)
+    plasma_session.run(main)

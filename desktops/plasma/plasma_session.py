@@ -11,6 +11,7 @@ Every program's output goes to LOGS/NAME.log.
 import os
 import signal
 import subprocess
+import sys
 import time
 
 from gi.repository import Gio, GLib
@@ -62,6 +63,20 @@ def running(name, process):
         with open(f"{LOGS}/{name}.log") as output:
             raise Failure(f"{name} exited with status {process.returncode}:\n{output.read()[-3000:]}")
     return True
+
+
+def run(main):
+    """Runs a check's `main`, says whether it failed, ends every program it started and exits
+    with 0 or 1."""
+    status = 0
+    try:
+        main()
+    except Failure as failure:
+        log(f"FAILED: {failure}")
+        status = 1
+    finally:
+        stop_all()
+    sys.exit(status)
 
 
 def stop_all():

@@ -313,12 +313,4 @@ def main():
 
 
 if __name__ == "__main__":
-    status = 0
-    try:
-        main()
-    except Failure as failure:
-        log(f"FAILED: {failure}")
-        status = 1
-    finally:
-        plasma_session.stop_all()
-    sys.exit(status)
+    plasma_session.run(main)
