@@ -158,16 +158,7 @@ private final class StandInPackageKit: @unchecked Sendable {
                     ])
             ], at: Self.transactionPath)
         loop.attach(connection)
-        do {
-            guard try connection.requestName("org.freedesktop.PackageKit", options: [.doNotQueue]) == .primaryOwner else {
-                throw BenchError("the PackageKit stand-in could not own its name")
-            }
-        } catch let error as BenchError {
-            throw error
-        } catch {
-            throw BenchError("the PackageKit stand-in: \(error)")
-        }
-        running = LoopOnThread(loop)
+        running = try LoopOnThread(loop, owning: "org.freedesktop.PackageKit", on: connection, for: "PackageKit")
     }
 
     /// Lists the transaction and starts its progress.

@@ -37,16 +37,7 @@ final class StandInJobServer: @unchecked Sendable {
                     properties: [])
             ], at: views.serverPath)
         loop.attach(connection)
-        do {
-            guard try connection.requestName(views.serverName, options: [.doNotQueue]) == .primaryOwner else {
-                throw BenchError("the job server stand-in could not own its name")
-            }
-        } catch let error as BenchError {
-            throw error
-        } catch {
-            throw BenchError("the job server stand-in: \(error)")
-        }
-        running = LoopOnThread(loop)
+        running = try LoopOnThread(loop, owning: views.serverName, on: connection, for: "job server")
     }
 
     /// How many calls it received: views asked for, updates, terminates.

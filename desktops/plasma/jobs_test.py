@@ -32,20 +32,13 @@ import time
 from gi.repository import GLib
 
 import plasma_session
-from plasma_session import HEIGHT, Failure, call, log, owned, running, start, wait_until
+from plasma_session import BUS_NAME, HEIGHT, Failure, call, log, owned, running, service, start, wait_until
 
 PREFIX, SCREENSHOTS = sys.argv[1], sys.argv[2]
 plasma_session.LOGS = SCREENSHOTS
 
-BUS_NAME = "io.github.netactivity.NetActivity1"
-SERVICE_PATH = "/io/github/netactivity/NetActivity1"
 APPLICATION = "org.example.Backup"
 APPLICATION_NAME = "Nightly Backup"
-
-
-def service(method, signature=None, values=None, reply="()"):
-    arguments = GLib.Variant(signature, values) if signature else None
-    return call(BUS_NAME, SERVICE_PATH, BUS_NAME, method, arguments, reply)
 
 
 def begin(label):

@@ -20,6 +20,8 @@ DISPLAY_NUMBER = 9
 WIDTH, HEIGHT = 1024, 600
 
 WATCHER = "org.kde.StatusNotifierWatcher"
+BUS_NAME = "io.github.netactivity.NetActivity1"
+SERVICE_PATH = "/io/github/netactivity/NetActivity1"
 
 started = time.monotonic()
 children = []
@@ -110,6 +112,12 @@ def owned(name):
 def get(name, path, interface, prop):
     return call(name, path, "org.freedesktop.DBus.Properties", "Get",
                 GLib.Variant("(ss)", (interface, prop)), "(v)")[0]
+
+
+def service(method, signature=None, values=None, reply="()"):
+    """Calls `method` of netactivityd's main object."""
+    arguments = GLib.Variant(signature, values) if signature else None
+    return call(BUS_NAME, SERVICE_PATH, BUS_NAME, method, arguments, reply)
 
 
 def registered_items():

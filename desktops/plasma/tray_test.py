@@ -33,10 +33,9 @@ import subprocess
 import sys
 import time
 
-from gi.repository import GLib
-
 import plasma_session
-from plasma_session import (WIDTH, Failure, call, get, log, owned, registered_items, running, start, wait_until)
+from plasma_session import (BUS_NAME, WIDTH, Failure, get, log, owned, registered_items, running, service, start,
+                            wait_until)
 
 PREFIX, SCREENSHOTS = sys.argv[1], sys.argv[2]
 plasma_session.LOGS = SCREENSHOTS
@@ -51,14 +50,7 @@ GREY = (146, 146, 146)
 # arrow stayed half faded), about 4 a second does not.
 SCREENSHOT_INTERVAL = 0.25
 
-BUS_NAME = "io.github.netactivity.NetActivity1"
-SERVICE_PATH = "/io/github/netactivity/NetActivity1"
 ITEM_INTERFACE = "org.kde.StatusNotifierItem"
-
-
-def service(method, signature=None, values=None, reply="()"):
-    arguments = GLib.Variant(signature, values) if signature else None
-    return call(BUS_NAME, SERVICE_PATH, BUS_NAME, method, arguments, reply)
 
 
 # MARK: - Pictures of the panel
