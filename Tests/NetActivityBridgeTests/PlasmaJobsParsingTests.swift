@@ -1,6 +1,9 @@
+import BusTestSupport
 import DBus
+import Foundation
 import NetActivity
 @testable import NetActivityBridge
+import Platform
 import Testing
 
 /// What the plasma-jobs source reads from a job view's calls (`JobChange`), what a served job
@@ -159,5 +162,32 @@ import Testing
         step = plan.step([], now: now + .seconds(1), wallMicroseconds: 12_000_000)
         #expect(step.actions.isEmpty)
         #expect(step.next == nil)
+    }
+}
+
+/// Browser downloads are left to plasma-browser-integration while its host runs: decided from a
+/// made-up `/proc` (`ProcFS(root:)`), no process started.
+@Suite struct BrowserIntegrationTests {
+    private static func process(_ pid: UInt32, _ arguments: [String], in root: String) throws {
+        try FileManager.default.createDirectory(atPath: "\(root)/\(pid)", withIntermediateDirectories: true)
+        try Data(arguments.joined(separator: "\0").utf8 + [0]).write(to: URL(fileURLWithPath: "\(root)/\(pid)/cmdline"))
+    }
+
+    private static func download(from pid: UInt32, kind: String = "download") -> ActivityInfo {
+        ActivityInfo(id: 1, owner: ":1.9", label: "film.mkv", completed: 0, total: 0, started: 0, processID: pid, kind: kind)
+    }
+
+    @Test func theExtensionsDownloadsAreLeftOutOnlyWhileTheIntegrationRuns() throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try Self.process(100, ["/usr/bin/netactivity", "browser-host", "chrome-extension://x/"], in: root)
+        try Self.process(300, ["/usr/bin/rsync", "-a"], in: root)
+        #expect(!BrowserIntegration(proc: ProcFS(root: root)).showsItself(Self.download(from: 100)))
+
+        try Self.process(200, ["/usr/bin/plasma-browser-integration-host", "/usr/lib/mozilla/native-messaging-hosts"], in: root)
+        let integration = BrowserIntegration(proc: ProcFS(root: root))
+        #expect(integration.showsItself(Self.download(from: 100)))
+        #expect(!integration.showsItself(Self.download(from: 300)), "not the extension's host")
+        #expect(!integration.showsItself(Self.download(from: 100, kind: "upload")), "not a download")
     }
 }
