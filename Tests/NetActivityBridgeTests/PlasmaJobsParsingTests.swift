@@ -191,3 +191,56 @@ import Testing
         #expect(!integration.showsItself(Self.download(from: 100, kind: "upload")), "not a download")
     }
 }
+
+/// Random calls, as a fuzzer would make them: every member of both views with arguments of any
+/// type and length, read into changes and applied. Nothing traps, texts stay within their
+/// bound, and a job's progress stays a fraction from 0 to 1 or bytes within their total.
+@Suite struct JobChangeRandomTests {
+    private static let members = [
+        "setInfoMessage", "setDescriptionField", "clearDescriptionField", "setProcessedAmount", "setTotalAmount",
+        "setPercent", "setSpeed", "setSuspended", "setError", "terminate", "setDestUrl", "noSuchMember",
+    ]
+    private static let keys = [
+        "title", "infoMessage", "descriptionLabel1", "descriptionValue1", "descriptionLabel2", "descriptionValue2",
+        "processedBytes", "totalBytes", "percent", "speed", "suspended", "destUrl", "x",
+    ]
+
+    private static func value(_ random: inout SeededGenerator) -> Value {
+        switch random.next() % 8 {
+        case 0: .string(String(repeating: "é/", count: Int(random.next() % 3_000)))
+        case 1: .uint32(UInt32(truncatingIfNeeded: random.next()))
+        case 2: .uint64(random.next())
+        case 3: .int32(Int32(truncatingIfNeeded: random.next()))
+        case 4: .boolean(random.next() % 2 == 0)
+        case 5: .double(Double(bitPattern: random.next()))
+        case 6: .variant(.string("bytes"))
+        default: .string(["bytes", "files", "", "BYTES"][Int(random.next() % 4)])
+        }
+    }
+
+    @Test func randomCallsNeverTrapAndKeepAJobInBounds() {
+        var random = SeededGenerator(seed: 46)
+        var state = ServedJobState()
+        for _ in 0..<5_000 {
+            var changes: [JobChange] = []
+            if random.next() % 2 == 0 {
+                let arguments = (0..<Int(random.next() % 4)).map { _ in Self.value(&random) }
+                changes = (try? JobChange.version2(Self.members[Int(random.next() % UInt64(Self.members.count))], arguments)) ?? []
+            } else {
+                let entries = (0..<Int(random.next() % 6)).map { _ in
+                    (Self.keys[Int(random.next() % UInt64(Self.keys.count))], Self.value(&random))
+                }
+                changes = (try? JobChange.version3(VariantDictionary(entries))) ?? []
+            }
+            state.apply(changes.filter { $0 != .terminated })
+            #expect(state.title.utf8.count <= JobChange.maximumTextBytes && state.infoMessage.utf8.count <= JobChange.maximumTextBytes)
+            #expect(state.descriptionFields.keys.allSatisfy { JobChange.descriptionFields.contains($0) })
+            switch state.progress {
+            case .fraction(let fraction): #expect(fraction >= 0 && fraction <= 1)
+            case .bytes(let completed, let total): #expect(total == 0 || completed <= total)
+            case nil: break
+            }
+            _ = state.label
+        }
+    }
+}
