@@ -6,10 +6,10 @@ import Platform
 /// NetActivity's activities as jobs in plasmashell's job list: the session's and the system's
 /// activities (merged, as every indicator shows them) that somebody reported, once each has
 /// lasted 3 s (`MirrorPlan` decides; this class asks plasmashell). See docs/bridges.md,
-/// "plasma-jobs".
+/// "Plasma's job list".
 ///
-/// Left out: what the bridge's own `traffic` source observed (`isOwn` names the owners of the
-/// bridge's observed and served activities, by their connection, never by label), and browser
+/// Left out: what a bridge's traffic source observed and the jobs this bridge served (`isOwn`
+/// tells them by the connection or process that reports them, never by label), and browser
 /// downloads while `plasma-browser-integration-host` runs, which puts them there itself.
 /// Views are asked of plasmashell's unique name, never of the well-known name, so a job the
 /// mirror makes never reaches the bridge's own server. Confined to the bridge's loop thread.
@@ -62,6 +62,7 @@ final class JobMirror {
         }
         plan.forgetAll()
         paths.removeAll()
+        endedWhileAsking.removeAll()
     }
 
     // MARK: - Following
@@ -109,7 +110,12 @@ final class JobMirror {
             JobViewInterfaces.requestViewV2, desktopEntry, 0, VariantDictionary(hints), destination: owner,
             path: JobViewInterfaces.serverPath
         ) { [weak self] result in
-            guard let self, !self.stopped, case .success(let path) = result else { return }
+            guard let self, !self.stopped else { return }
+            guard case .success(let path) = result else {
+                // plasmashell refused or left: nothing to terminate.
+                self.endedWhileAsking.remove(key)
+                return
+            }
             self.paths[key] = path
             if self.endedWhileAsking.remove(key) != nil {
                 self.terminate(key)

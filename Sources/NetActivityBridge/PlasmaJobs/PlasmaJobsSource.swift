@@ -1,7 +1,7 @@
 import DBus
 import NetActivity
 
-/// Plasma's job list, both ways (docs/bridges.md, "plasma-jobs"): while another process
+/// Plasma's job list, both ways (docs/bridges.md, "Plasma's job list"): while another process
 /// (plasmashell) owns `org.kde.JobViewServer`, NetActivity's reported activities are mirrored
 /// there as jobs (`JobMirror`); while nobody does, the bridge owns it and `org.kde.kuiserver`,
 /// and each job a KDE program registers is an activity (`ServedJobs`).

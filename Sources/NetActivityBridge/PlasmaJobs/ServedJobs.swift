@@ -4,7 +4,7 @@ import NetActivity
 import NetActivityContract
 
 /// The jobs KDE programs registered with the bridge's job server, each an object with both
-/// view interfaces and an activity. See docs/bridges.md, "plasma-jobs".
+/// view interfaces and an activity. See docs/bridges.md, "Plasma's job list".
 ///
 /// A job's activity begins once it has a name (its title or info message) and its caller's
 /// process has been asked for: the label never changes after that. It ends on `terminate`,
