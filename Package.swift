@@ -143,8 +143,10 @@ let package = Package(
             name: "NetActivityBridgeTests",
             dependencies: [
                 "NetActivityBridge", "NetActivity", "NetActivityContract", "DBus", "BusTestSupport",
-                "NetActivityTestSupport", "Platform", "netactivityd", "netactivity",
-            ]
+                "NetActivityTestSupport", "Platform", "DesktopApplications", "netactivityd", "netactivity",
+            ],
+            // plasmashell's introspection, read by PlasmaJobsServerTests.
+            exclude: ["Fixtures"]
         ),
         // `netactivity browser-host`: its framing and downloads alone, then the extension in the
         // real Chromium and Firefox against the real service.

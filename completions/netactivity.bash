@@ -23,7 +23,7 @@ _netactivity() {
     --icon | --idle-icon) COMPREPLY=(); return ;;
     -l | --label | --application) COMPREPLY=(); return ;;
     --kind) COMPREPLY=($(compgen -W "download upload sync update other" -- "$cur")); return ;;
-    --only | --without) COMPREPLY=($(compgen -W "packagekit launcher traffic" -- "$cur")); return ;;
+    --only | --without) COMPREPLY=($(compgen -W "packagekit launcher traffic plasma-jobs" -- "$cur")); return ;;
     --traffic-threshold | --traffic-ignore) COMPREPLY=(); return ;;
     esac
 

@@ -4,7 +4,8 @@
 #   make test-desktops            every desktop below (part of make test)
 #   make desktop-roots            make (or refresh) the roots alone
 #   make test-desktop-gnome-SUITE one GNOME Shell (SUITE: trixie 48, forky 50, sid 51)
-#   make test-desktop-plasma-SUITE one Plasma (trixie 6.3, forky 6.7)
+#   make test-desktop-plasma-SUITE one Plasma (trixie 6.3, forky 6.7): the tray, then the
+#                                 bridge's plasma-jobs source, each in a session of its own
 #   make test-desktop-deb         the .deb installed, run and purged on Debian 13
 #
 # The roots are cached under /var/cache/netactivity (NETACTIVITY_ROOTS); the first run makes
@@ -33,7 +34,7 @@ test-desktops: desktop-roots release-static
 $(addprefix test-desktop-gnome-,$(GNOME_SUITES)): test-desktop-gnome-%: desktop-roots release-static
 	NETACTIVITY_DESKTOPS=$(DESKTOP_SCREENSHOTS) gnome-extension/tests/test-shell-root.sh $* $(RELEASE_STATIC_SCRATCH)/release
 
-# Plasma in a root: the tray's checks (desktops/plasma/).
+# Plasma in a root: the tray's checks, then the job list's (desktops/plasma/); each prints its time.
 $(addprefix test-desktop-plasma-,$(PLASMA_SUITES)): test-desktop-plasma-%: desktop-roots release-static
 	desktops/plasma/test-tray.sh $* $(RELEASE_STATIC_SCRATCH)/release
 

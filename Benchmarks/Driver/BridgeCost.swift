@@ -7,7 +7,7 @@ import Glibc
 
 /// What `netactivity bridge` costs: idle, and while it follows a PackageKit transaction
 /// downloading (its remaining size twice a second, as the apt backend sends it) and a launcher
-/// entry's progress 100 times a second.
+/// entry's progress 100 times a second, each mirrored to a stand-in plasmashell's job list.
 struct BridgeFigures {
     /// After start-up, nothing happening: RSS, context switches and CPU over the idle window.
     var idleRSSKiB: UInt64
@@ -20,10 +20,15 @@ struct BridgeFigures {
     var followingRSSKiB: UInt64
     var launcherUpdates: Int
     var packageKitUpdates: Int
+    /// The calls the stand-in plasmashell received: views, updates, terminates.
+    var jobCalls: Int
 }
 
 enum BridgeCost {
     static let followSeconds = 5
+    /// How long both streams run before the window opens: past the 3 s after which the mirror
+    /// makes each a job, so the window measures them mirrored.
+    static let warmUpSeconds = 4
 
     static func measure(service: String, cli: String, idleSeconds: Int) throws(BenchError) -> BridgeFigures {
         let session = try Bus()
@@ -33,10 +38,15 @@ enum BridgeCost {
         // PackageKit is there from the start, with no transaction.
         let packageKit = try StandInPackageKit(bus: system)
         defer { packageKit.stop() }
-        // The two D-Bus sources this row is about; the traffic source reads the host's network
-        // and would measure whatever else the machine moves.
+        // plasmashell's job server is there too: plasma-jobs mirrors what the bridge follows.
+        let jobServer = try StandInJobServer(bus: session)
+        defer { jobServer.stop() }
+        // The D-Bus sources this row is about; the traffic source reads the host's network and
+        // would measure whatever else the machine moves.
         let bridge = try Child(
-            cli, ["--address", session.address, "--system-address", system.address, "bridge", "--only", "packagekit,launcher"])
+            cli,
+            ["--address", session.address, "--system-address", system.address, "bridge", "--only",
+             "packagekit,launcher,plasma-jobs"])
         defer { bridge.stop() }
         // Until it owns the launcher API's name, and then a second to settle.
         let deadline = Clock.now + 10_000_000_000
@@ -54,12 +64,16 @@ enum BridgeCost {
         // Following: a transaction downloading, and a launcher entry's progress.
         packageKit.startTransaction()
         let sender = try session.connect()
-        let followStart = ProcessStatistics.sample(bridge.pid)
         let start = Clock.now
-        let end = start + UInt64(followSeconds) * 1_000_000_000
+        let windowStart = start + UInt64(warmUpSeconds) * 1_000_000_000
+        let end = windowStart + UInt64(followSeconds) * 1_000_000_000
+        var followStart: ProcessStatistics?
+        var sent = 0
         var launcherUpdates = 0
         while Clock.now < end {
-            let progress = Double(launcherUpdates % 1_000) / 1_000
+            if followStart == nil, Clock.now >= windowStart { followStart = ProcessStatistics.sample(bridge.pid) }
+            if followStart != nil { launcherUpdates += 1 }
+            let progress = Double(sent % 1_000) / 1_000
             do {
                 try sender.send(
                     .signal(
@@ -73,21 +87,22 @@ enum BridgeCost {
                 throw BenchError("sending a launcher update failed: \(error)")
             }
             sender.flush()
-            launcherUpdates += 1
+            sent += 1
             // 100 a second, on schedule whatever the sends took.
-            let next = start + UInt64(launcherUpdates) * 10_000_000
+            let next = start + UInt64(sent) * 10_000_000
             if next > Clock.now { Clock.sleep(milliseconds: Int((next - Clock.now) / 1_000_000)) }
         }
-        let elapsed = Clock.now - start
         let followEnd = ProcessStatistics.sample(bridge.pid)
-        let cpu = followEnd.cpuNanoseconds - followStart.cpuNanoseconds
+        let elapsed = Clock.now - windowStart
+        let opened = followStart ?? followEnd
+        let cpu = followEnd.cpuNanoseconds - opened.cpuNanoseconds
         let packageKitUpdates = packageKit.stopTransaction()
         return BridgeFigures(
             idleRSSKiB: idleRSS, idleSwitches: idleEnd.contextSwitches - idleStart.contextSwitches,
             idleCPU: idleEnd.cpuNanoseconds - idleStart.cpuNanoseconds, idleSeconds: idleSeconds,
             followingCPUShare: Double(cpu) / Double(max(elapsed, 1)),
-            followingSwitches: followEnd.contextSwitches - followStart.contextSwitches, followingRSSKiB: ProcessMemory.sample(bridge.pid).rss,
-            launcherUpdates: launcherUpdates, packageKitUpdates: packageKitUpdates)
+            followingSwitches: followEnd.contextSwitches - opened.contextSwitches, followingRSSKiB: ProcessMemory.sample(bridge.pid).rss,
+            launcherUpdates: launcherUpdates, packageKitUpdates: packageKitUpdates, jobCalls: jobServer.calls)
     }
 }
 
@@ -98,7 +113,7 @@ private final class StandInPackageKit: @unchecked Sendable {
     private let connection: Connection
     private let server: ObjectServer
     private let loop: EventLoop
-    private var thread = pthread_t()
+    private var running: LoopOnThread?
     // Touched on the loop's thread only.
     private var transaction: ObjectPath?
     private var remaining: UInt64 = 400_000_000
@@ -143,21 +158,7 @@ private final class StandInPackageKit: @unchecked Sendable {
                     ])
             ], at: Self.transactionPath)
         loop.attach(connection)
-        do {
-            guard try connection.requestName("org.freedesktop.PackageKit", options: [.doNotQueue]) == .primaryOwner else {
-                throw BenchError("the PackageKit stand-in could not own its name")
-            }
-        } catch let error as BenchError {
-            throw error
-        } catch {
-            throw BenchError("the PackageKit stand-in: \(error)")
-        }
-        let box = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { box in
-            let standIn = Unmanaged<StandInPackageKit>.fromOpaque(box!).takeRetainedValue()
-            standIn.loop.run()
-            return nil
-        }, box)
+        running = try LoopOnThread(loop, owning: "org.freedesktop.PackageKit", on: connection, for: "PackageKit")
     }
 
     /// Lists the transaction and starts its progress.
@@ -192,8 +193,7 @@ private final class StandInPackageKit: @unchecked Sendable {
     }
 
     func stop() {
-        loop.post { [loop] in loop.stop() }
-        pthread_join(thread, nil)
+        running?.stop()
         loop.detach(connection)
     }
 }

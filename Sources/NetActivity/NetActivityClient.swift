@@ -93,6 +93,26 @@ public final class NetActivityClient: Sendable {
         handle = SessionHandle(bus: bus.busAddress, thread: LoopThread(sharing: loop), problems: problems)
     }
 
+    /// The unique name of the bus connection this client's activities are owned by (their
+    /// `Owner`), nil while it has none: for a program that reports through several clients
+    /// and must tell their activities apart in what it observes (the bridge's `plasma-jobs`
+    /// source leaves out what its `traffic` source observed). Safe from any thread.
+    package var connectionName: String? {
+        handle?.connectionName.withLock { $0 }
+    }
+
+    /// A client for `bus` sharing `loop`, as `init(bus:sharing:problems:)`, whose connection is
+    /// read at most every `readInterval`: for a program that only follows the service's state
+    /// and needs it no more often than that (the bridge's plasma-jobs mirror updates Plasma once
+    /// a second), so that a service announcing progress 20 times a second wakes it less.
+    package init(
+        bus: Bus, sharing loop: EventLoop, readingAtMostEvery readInterval: Duration,
+        problems: @escaping @Sendable (String) -> Void
+    ) {
+        self.problems = problems
+        handle = SessionHandle(bus: bus.busAddress, thread: LoopThread(sharing: loop), readInterval: readInterval, problems: problems)
+    }
+
     // MARK: - Push and pop
 
     /// Says a connection of the app's own started: the indicator counts it until the matching

@@ -14,13 +14,15 @@ import DBus
 /// - `Flush`: the reports outstanding and the callers waiting for them.
 final class ReportingSession {
     private let link: ServiceLink
+    /// The link's connection's unique name, readable from any thread.
+    var connectionName: Locked<String?> { link.connectionName }
     private let reconciler: ActivityReconciler
     private let follower: StateFollower
     private let flushing: Flush
 
-    init(bus: BusAddress, loop: EventLoop, problems: @escaping @Sendable (String) -> Void) {
+    init(bus: BusAddress, loop: EventLoop, readInterval: Duration? = nil, problems: @escaping @Sendable (String) -> Void) {
         let flushing = Flush()
-        let link = ServiceLink(bus: bus, loop: loop, flush: flushing, problems: problems)
+        let link = ServiceLink(bus: bus, loop: loop, flush: flushing, readInterval: readInterval, problems: problems)
         self.flushing = flushing
         self.link = link
         reconciler = ActivityReconciler(link: link, loop: loop, flush: flushing, problems: problems)

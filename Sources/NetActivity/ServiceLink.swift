@@ -43,7 +43,12 @@ final class ServiceLink {
     /// Counts the reports in flight.
     private let flush: Flush
 
-    private var connection: Connection?
+    private var connection: Connection? {
+        didSet { connectionName.withLock { $0 = connection?.uniqueName.rawValue } }
+    }
+    /// `connection`'s unique name, for any thread: the owner the service gives this client's
+    /// activities (`NetActivityClient.connectionName`).
+    let connectionName = Locked<String?>(nil)
     /// Who owns the service's name on `connection`.
     private var nameFollower: NameOwnerFollower?
     /// The service instance (unique name) that holds this app's state. On a new connection it
@@ -66,8 +71,15 @@ final class ServiceLink {
     /// Whether this connection is subscribed to the service's changes (`followChanges()`).
     private var followingChanges = false
 
-    init(bus: BusAddress, loop: EventLoop, flush: Flush, problems: @escaping @Sendable (String) -> Void) {
+    /// How often the connection is read at most; nil: whenever it is readable.
+    private let readInterval: Duration?
+
+    init(
+        bus: BusAddress, loop: EventLoop, flush: Flush, readInterval: Duration? = nil,
+        problems: @escaping @Sendable (String) -> Void
+    ) {
         self.bus = bus
+        self.readInterval = readInterval
         self.loop = loop
         self.flush = flush
         self.problems = problems
@@ -191,7 +203,7 @@ final class ServiceLink {
         do {
             let connection = try Connection(bus)
             connection.addFilter(for: .signal) { [unowned self] message in handle(message) }
-            loop.attach(connection)
+            if let readInterval { loop.attach(connection, readingAtMostEvery: readInterval) } else { loop.attach(connection) }
             attached = connection
             var answered = false
             nameFollower = try NameOwnerFollower(NetActivityBus.name, on: connection) { [unowned self] owner in

@@ -4,12 +4,18 @@ import DBus
 final class SessionHandle: Sendable {
     private let thread: LoopThread
     private let session: LoopBound<ReportingSession>
+    /// The unique name of the session's connection, nil while it has none.
+    let connectionName: Locked<String?>
 
     /// - Parameter thread: the loop to work on: a thread of the session's own
     ///   (`LoopThread()`), or the app's loop (`LoopThread(sharing:)`).
-    init(bus: BusAddress, thread: LoopThread, problems: @escaping @Sendable (String) -> Void) {
+    /// - Parameter readInterval: how often the session's connection is read at most; nil for
+    ///   whenever it is readable.
+    init(bus: BusAddress, thread: LoopThread, readInterval: Duration? = nil, problems: @escaping @Sendable (String) -> Void) {
         self.thread = thread
-        session = LoopBound(ReportingSession(bus: bus, loop: thread.loop, problems: problems), on: thread)
+        let reporting = ReportingSession(bus: bus, loop: thread.loop, readInterval: readInterval, problems: problems)
+        connectionName = reporting.connectionName
+        session = LoopBound(reporting, on: thread)
     }
 
     deinit {

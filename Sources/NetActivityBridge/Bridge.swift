@@ -58,14 +58,17 @@ public final class Bridge {
         }
         // On the bridge's own loop: a report made while handling a signal goes out in the next turn.
         let client = NetActivityClient(bus: options.report, sharing: loop, problems: { problems("bridge: " + $0) })
+        // The traffic source reports on a connection of its own, so that what it observed is
+        // told apart, by its owner, from what others reported (plasma-jobs mirrors only those).
+        let observing = NetActivityClient(bus: options.report, sharing: loop, problems: { problems("bridge: " + $0) })
         // One reading of /proc and of the desktop entries for every source, so each entry is read once.
         let processes = Processes()
         let chosen = options.systemSide ? options.sources.intersection(BridgeOptions.systemSources) : options.sources
         for name in BridgeSourceName.allCases where chosen.contains(name) {
             let context = BridgeContext(
-                loop: loop, client: client, sessionBus: options.session, systemBus: options.system,
-                processes: processes, problems: { problems("bridge: \(name.rawValue): " + $0) })
-            let source = name.makeSource(context, options: options)
+                loop: loop, client: name == .traffic ? observing : client, sessionBus: options.session,
+                systemBus: options.system, processes: processes, problems: { problems("bridge: \(name.rawValue): " + $0) })
+            let source = name.makeSource(context, options: options, observing: chosen.contains(.traffic) ? observing : nil)
             do {
                 try source.start()
                 sources.append(source)
@@ -78,7 +81,7 @@ public final class Bridge {
         loop.run()
         for source in sources { source.stop() }
         sources.removeAll()
-        withExtendedLifetime(client) {}
+        withExtendedLifetime((client, observing)) {}
         return 0
     }
 }
@@ -90,6 +93,9 @@ public struct BridgeOptions: Sendable {
     public var session: BusAddress
     /// The system bus, PackageKit's.
     public var system: BusAddress
+    /// The system service whose activities the plasma-jobs source shows in Plasma with the
+    /// session's, as every indicator merges them; nil for the session's alone.
+    public var systemService: Bus?
     /// The service the bridge reports to: the session's.
     public var report: Bus
     /// One line per problem; the default writes it to standard error.
@@ -120,8 +126,9 @@ public struct BridgeOptions: Sendable {
         system: BusAddress = .system, report: Bus = .session,
         problems: @escaping @Sendable (String) -> Void = NetActivityClient.logToStandardError,
         trafficThreshold: UInt64 = BridgeOptions.defaultTrafficThreshold, trafficIgnored: Set<String> = [],
-        systemSide: Bool = false
+        systemSide: Bool = false, systemService: Bus? = .system
     ) {
+        self.systemService = systemService
         self.systemSide = systemSide
         self.sources = sources
         self.session = session
@@ -141,9 +148,17 @@ public enum BridgeSourceName: String, Sendable, CaseIterable {
     case launcher
     /// What this user's applications move over TCP (and QUIC), observed with sock_diag.
     case traffic
+    /// Plasma's job list: reported activities shown there on Plasma, KDE programs' jobs
+    /// reported everywhere else.
+    case plasmaJobs = "plasma-jobs"
 
-    func makeSource(_ context: BridgeContext, options: BridgeOptions) -> any BridgeSource {
+    /// The source; `observing` is the client the traffic source reports through, when it runs.
+    func makeSource(_ context: BridgeContext, options: BridgeOptions, observing: NetActivityClient?) -> any BridgeSource {
         switch self {
+        case .plasmaJobs:
+            PlasmaJobsSource(
+                context, report: options.report, system: options.systemService, observedBy: observing,
+                problems: { [problems = options.problems] in problems("bridge: plasma-jobs: " + $0) })
         case .packagekit: PackageKitSource(context)
         case .launcher: LauncherSource(context)
         case .traffic:

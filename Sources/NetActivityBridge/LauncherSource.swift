@@ -13,9 +13,13 @@ final class LauncherSource: BridgeSource {
     private var connection: Connection?
     private var filter: Int?
     private var server: ObjectServer?
-    private var name: LauncherName?
+    private var name: YieldingName?
     private var entries: LauncherEntries?
 
+    /// The name libunity (and Electron) wait for before they send anything: it watches the name
+    /// and calls nothing on it, and when an owner appears every entry sends its whole state. Docks
+    /// take it for that reason; the bridge holds it while no dock does (`YieldingName`).
+    static let unity: BusName = "com.canonical.Unity"
     static let updates = LauncherUpdate.signal.matchRule()
     /// `arg2=''`: only names left without an owner, not every connection that joins.
     static let departures = NameOwnerChange.departuresMatchRule
@@ -35,7 +39,7 @@ final class LauncherSource: BridgeSource {
         let connection = try Connection(context.sessionBus)
         let entries = LauncherEntries(
             loop: context.loop, client: context.client, desktopEntries: context.processes.entries, problems: context.problems)
-        let name = LauncherName(connection: connection, problems: context.problems)
+        let name = YieldingName(Self.unity, connection: connection, problems: context.problems)
         // Removed in stop(): the filter holds the name, which holds the connection.
         let filter = connection.addFilter(for: .signal) { message in
             if let update = LauncherUpdate(message) {
@@ -44,7 +48,7 @@ final class LauncherSource: BridgeSource {
             }
             if let change = NameOwnerChange(message), change.newOwner == nil {
                 let lost = change.name
-                if lost == LauncherName.name {
+                if lost == Self.unity {
                     name.nameFreed()
                 } else if lost.isUnique {
                     entries.senderLeft(lost)

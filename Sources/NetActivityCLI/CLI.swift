@@ -68,7 +68,8 @@ public enum CLI {
             sources: sources, session: services.session?.busAddress ?? .session,
             system: services.system?.busAddress ?? .system,
             report: (systemSide ? services.system : services.session) ?? .session,
-            trafficThreshold: trafficThreshold, trafficIgnored: trafficIgnored, systemSide: systemSide)
+            trafficThreshold: trafficThreshold, trafficIgnored: trafficIgnored, systemSide: systemSide,
+            systemService: services.system)
         do {
             return try Bridge(options: options).run()
         } catch {

@@ -185,6 +185,10 @@ enum Help {
                        for an application that reports its own. Whatever runs in this user's
                        session counts, sudo's programs too; system services and another user's
                        traffic are never shown
+          plasma-jobs  Plasma's job list: on Plasma, every reported transfer that lasts 3 s
+                       shows there as a job (what traffic observed does not); elsewhere the
+                       bridge owns org.kde.JobViewServer (until plasmashell takes it) and each
+                       KDE program's job (a KIO copy) is an activity
 
           --system                    the system-side bridge (a system service, one per
                                       machine): the traffic source only, reporting each system

@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import DesktopApplications
 import Foundation
 import NetActivityContract
 import NetActivityTestSupport
@@ -7,8 +8,8 @@ import NetActivityTestSupport
 import Glibc
 #endif
 
-/// `netactivity bridge --only launcher` on a private session bus with the real netactivityd,
-/// and desktop entries of its own: `org.example.Downloader` in its `XDG_DATA_HOME`,
+/// `netactivity bridge --only launcher` (or other sources) on a private session bus with the
+/// real netactivityd, and desktop entries of its own: `org.example.Downloader` in its `XDG_DATA_HOME`,
 /// `org.example.Player` in its `XDG_DATA_DIRS`, and none for `org.example.Unlisted`.
 ///
 /// Stops the bridge (SIGTERM) and everything else when released.
@@ -21,6 +22,8 @@ final class LauncherBridge {
     static let downloader = (id: "org.example.Downloader", name: "Test Downloader", icon: "org.example.Downloader-symbolic")
     static let player = (id: "org.example.Player", name: "Test Player", icon: "/opt/example/player.png")
     static let unlisted = "org.example.Unlisted"
+    /// An entry that runs this test process's own program, so its calls are that application's.
+    static let tester = (id: "org.example.JobTester", name: "Job Tester", icon: "org.example.JobTester")
 
     init() throws {
         service = try ServiceDaemon()
@@ -28,6 +31,7 @@ final class LauncherBridge {
         dataDirectory = NSTemporaryDirectory() + "launcher-\(getpid())-\(UUID().uuidString)"
         try Self.install(Self.downloader, in: dataDirectory + "/home")
         try Self.install(Self.player, in: dataDirectory + "/system")
+        try Self.install(Self.tester, in: dataDirectory + "/system", exec: Processes().programName(ofProcess: UInt32(getpid())) ?? "true")
     }
 
     deinit {
@@ -38,27 +42,30 @@ final class LauncherBridge {
         try? FileManager.default.removeItem(atPath: dataDirectory)
     }
 
-    private static func install(_ entry: (id: String, name: String, icon: String), in directory: String) throws {
+    private static func install(_ entry: (id: String, name: String, icon: String), in directory: String, exec: String = "true") throws {
         let applications = directory + "/applications"
         try FileManager.default.createDirectory(atPath: applications, withIntermediateDirectories: true)
-        try "[Desktop Entry]\nType=Application\nName=\(entry.name)\nIcon=\(entry.icon)\nExec=true\n"
+        try "[Desktop Entry]\nType=Application\nName=\(entry.name)\nIcon=\(entry.icon)\nExec=\(exec)\n"
             .write(toFile: applications + "/\(entry.id).desktop", atomically: true, encoding: .utf8)
     }
 
     var address: String { service.address }
 
-    /// Starts the bridge; with `waitForName`, waits until it owns `com.canonical.Unity` (which
-    /// it asks for after subscribing to the updates, so from then on it hears every one).
+    /// Starts the bridge with the sources `only`; with `waitForName`, waits until it owns
+    /// that name (the launcher source asks for `com.canonical.Unity` after subscribing to the
+    /// updates, so from then on it hears every one).
     @discardableResult
-    func startBridge(waitForName: Bool = true) throws -> ChildProcess {
+    func startBridge(
+        only sources: String = "launcher", waitForName: Bool = true, name: BusName = "com.canonical.Unity"
+    ) throws -> ChildProcess {
         let bridge = try ChildProcess(
-            try builtProduct("netactivity"), ["--address", address, "bridge", "--only", "launcher"],
+            try builtProduct("netactivity"), ["--address", address, "bridge", "--only", sources],
             environment: ["XDG_DATA_HOME": dataDirectory + "/home", "XDG_DATA_DIRS": dataDirectory + "/system"])
         self.bridge = bridge
         if waitForName {
-            try waitUntil("the bridge (pid \(bridge.pid)) to own com.canonical.Unity") {
+            try waitUntil("the bridge (pid \(bridge.pid)) to own \(name)") {
                 guard bridge.isRunning else { throw BusTestError("the bridge exited: \(bridge.stderrText)") }
-                return try unityOwnerPID() == UInt32(bridge.pid)
+                return try ownerPID(of: name) == UInt32(bridge.pid)
             }
         }
         return bridge
@@ -66,7 +73,12 @@ final class LauncherBridge {
 
     /// The process that owns `com.canonical.Unity`, nil while nobody does.
     func unityOwnerPID() throws -> UInt32? {
-        guard let owner = try probe.connection.owner(of: "com.canonical.Unity") else { return nil }
+        try ownerPID(of: "com.canonical.Unity")
+    }
+
+    /// The process that owns `name`, nil while nobody does.
+    func ownerPID(of name: BusName) throws -> UInt32? {
+        guard let owner = try probe.connection.owner(of: name) else { return nil }
         return try probe.connection.processID(of: owner)
     }
 

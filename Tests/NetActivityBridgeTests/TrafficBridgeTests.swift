@@ -32,7 +32,8 @@ struct TrafficBridgeTests {
 
         static let desktopID = "org.example.Fetcher"
 
-        init(options: [String] = []) throws {
+        /// The bridge runs the sources `only` (the traffic source, and those it is checked beside).
+        init(options: [String] = [], only sources: String = "traffic") throws {
             service = try ServiceDaemon()
             network = try TrafficNetwork()
             server = try PacingServer(in: network)
@@ -46,7 +47,7 @@ struct TrafficBridgeTests {
                 "nsenter",
                 network.enter(
                     network.client,
-                    [try builtProduct("netactivity"), "--address", service.address, "bridge", "--only", "traffic"] + options),
+                    [try builtProduct("netactivity"), "--address", service.address, "bridge", "--only", sources] + options),
                 environment: ["XDG_DATA_HOME": data.path, "XDG_DATA_DIRS": data.path])
             client = NetActivityClient(bus: .address(service.address), problems: { _ in })
             observation = client.observe { [seen] snapshot in

@@ -8,8 +8,12 @@ import Testing
     @Test func everySourceIsOnByDefault() throws {
         #expect(
             try Invocation.parse(["bridge"]).command
-                == .bridge(sources: [.packagekit, .launcher, .traffic], trafficThreshold: 262_144, trafficIgnored: []))
-        #expect(try Invocation.parse(["bridge", "--without", "traffic"]).command == .bridge(sources: [.packagekit, .launcher]))
+                == .bridge(sources: [.packagekit, .launcher, .traffic, .plasmaJobs], trafficThreshold: 262_144, trafficIgnored: []))
+        #expect(
+            try Invocation.parse(["bridge", "--without", "traffic"]).command == .bridge(sources: [.packagekit, .launcher, .plasmaJobs]))
+        #expect(
+            try Invocation.parse(["bridge", "--without", "plasma-jobs"]).command == .bridge(sources: [.packagekit, .launcher, .traffic]))
+        #expect(try Invocation.parse(["bridge", "--only", "plasma-jobs"]).command == .bridge(sources: [.plasmaJobs]))
         #expect(try Invocation.parse(["bridge", "--only", "traffic"]).command == .bridge(sources: [.traffic]))
     }
 
@@ -25,10 +29,10 @@ import Testing
         for arguments in [["bridge", "--system"], ["--system", "bridge"], ["bridge", "--system", "--system-address", "unix:path=/b"]] {
             let invocation = try Invocation.parse(arguments)
             #expect(invocation.services.session == nil && invocation.services.system != nil, "\(arguments)")
-            #expect(invocation.command == .bridge(sources: [.packagekit, .launcher, .traffic]), "\(arguments)")
+            #expect(invocation.command == .bridge(sources: [.packagekit, .launcher, .traffic, .plasmaJobs]), "\(arguments)")
         }
         let ignoring = try Invocation.parse(["--system", "bridge", "--traffic-ignore", "snapd.service"])
-        #expect(ignoring.command == .bridge(sources: [.packagekit, .launcher, .traffic], trafficIgnored: ["snapd.service"]))
+        #expect(ignoring.command == .bridge(sources: [.packagekit, .launcher, .traffic, .plasmaJobs], trafficIgnored: ["snapd.service"]))
     }
 
     @Test(arguments: [

@@ -3,7 +3,11 @@
 # 6.7 in forky, each in a Debian root made by desktops/root.sh, checked by tray_test.py beside
 # this script on the Breeze, Adwaita and hicolor icon themes.
 #
-# usage: desktops/plasma/test-tray.sh SUITE BINDIR
+# usage: desktops/plasma/test-tray.sh SUITE BINDIR [CHECK...]
+#
+# CHECK is tray (tray_test.py) or jobs (jobs_test.py: the bridge's plasma-jobs source, with
+# jobs-popup.png, plasmashell's popup for a mirrored transfer); both by default, each in a
+# session of its own, its time printed.
 #
 # BINDIR holds netactivityd and netactivity (the -static-stdlib release build, which runs in any
 # root). Inside the root they are at /opt/netactivity/bin, with the source tree's data/icons at
@@ -14,12 +18,14 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-if [ $# -ne 2 ]; then
-    echo "usage: $0 SUITE BINDIR" >&2
+if [ $# -lt 2 ]; then
+    echo "usage: $0 SUITE BINDIR [tray] [jobs]" >&2
     exit 2
 fi
 suite=$1
 bin=$(cd "$2" && pwd)
+shift 2
+checks=${*:-tray jobs}
 for program in netactivityd netactivity; do
     [ -x "$bin/$program" ] || { echo "plasma-$suite: no $bin/$program (make release-static)" >&2; exit 1; }
 done
@@ -28,19 +34,25 @@ rm -rf "$shots"
 mkdir -p "$shots"
 # The test runs as the root's user tester (uid 1000).
 chmod 0777 "$shots"
-SECONDS=0
 status=0
-"$repo/desktops/root.sh" session "$suite" \
-    --ro-bind "$bin:/opt/netactivity/bin" --ro-bind "$repo/data/icons:/opt/netactivity/share/icons" \
-    --ro-bind "$here:/opt/netactivity/test" --bind "$shots:/opt/netactivity/screenshots" \
-    -- python3 /opt/netactivity/test/tray_test.py /opt/netactivity /opt/netactivity/screenshots \
-    2>"$shots/session.log" || status=$?
-if [ $status = 0 ]; then
-    echo "plasma-$suite: passed in $SECONDS s (pictures in $shots)"
-else
-    # What the session printed (the bus, Qt, a Python traceback): the programs' own logs are
-    # beside it.
-    tail -n 15 "$shots/session.log" >&2
-    echo "plasma-$suite: FAILED after $SECONDS s (pictures and logs in $shots)" >&2
-fi
+for check in $checks; do
+    SECONDS=0
+    # Each check's logs in a folder of its own: both start the same programs.
+    logs=$shots
+    [ "$check" = tray ] || { logs=$shots/$check; mkdir -p "$logs"; chmod 0777 "$logs"; }
+    "$repo/desktops/root.sh" session "$suite" \
+        --ro-bind "$bin:/opt/netactivity/bin" --ro-bind "$repo/data/icons:/opt/netactivity/share/icons" \
+        --ro-bind "$here:/opt/netactivity/test" --bind "$logs:/opt/netactivity/screenshots" \
+        -- python3 "/opt/netactivity/test/${check}_test.py" /opt/netactivity /opt/netactivity/screenshots \
+        2>"$logs/session.log" || status=$?
+    if [ $status = 0 ]; then
+        echo "plasma-$suite: $check passed in $SECONDS s (pictures in $logs)"
+    else
+        # What the session printed (the bus, Qt, a Python traceback): the programs' own logs are
+        # beside it.
+        tail -n 15 "$logs/session.log" >&2
+        echo "plasma-$suite: $check FAILED after $SECONDS s (pictures and logs in $logs)" >&2
+        break
+    fi
+done
 exit $status

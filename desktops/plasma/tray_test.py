@@ -8,10 +8,8 @@ PREFIX holds bin/netactivityd, bin/netactivity and share/icons (the source tree'
 laid out as an installation is. SCREENSHOTS gets each settled picture of the panel as a PNG and
 the programs' logs.
 
-The session: Xvfb, KWin nested on it as a Wayland compositor (no GPU here, so it composites with
-QPainter, and the picture is grabbed from Xvfb with xwd), kded6 (whose module owns
-org.kde.StatusNotifierWatcher), plasmashell with one panel holding the system tray alone, and
-netactivityd. On each of Breeze (Plasma's default), Adwaita and hicolor alone (plasmashell
+The session is plasma_session's (Xvfb, KWin, kded6, plasmashell), then netactivityd.
+On each of Breeze (Plasma's default), Adwaita and hicolor alone (plasmashell
 started again with kdeglobals' [Icons] Theme set to it):
 
 - two control items first, each drawing the ring and then a theme icon: one whose icon no theme
@@ -35,11 +33,12 @@ import subprocess
 import sys
 import time
 
-from gi.repository import Gio, GLib
+import plasma_session
+from plasma_session import (BUS_NAME, WIDTH, Failure, get, log, owned, registered_items, running, service, start,
+                            wait_until)
 
 PREFIX, SCREENSHOTS = sys.argv[1], sys.argv[2]
-DISPLAY_NUMBER = 9
-WIDTH, HEIGHT = 1024, 600
+plasma_session.LOGS = SCREENSHOTS
 # The panel is at the top of the screen; the checks look at this band only.
 PANEL_ROWS = 64
 # The icon's disc and the ring's fill: Breeze's highlight blue, #3daee9.
@@ -51,81 +50,7 @@ GREY = (146, 146, 146)
 # arrow stayed half faded), about 4 a second does not.
 SCREENSHOT_INTERVAL = 0.25
 
-BUS_NAME = "io.github.netactivity.NetActivity1"
-SERVICE_PATH = "/io/github/netactivity/NetActivity1"
-WATCHER = "org.kde.StatusNotifierWatcher"
 ITEM_INTERFACE = "org.kde.StatusNotifierItem"
-
-started = time.monotonic()
-children = []
-
-
-class Failure(Exception):
-    pass
-
-
-def log(message):
-    print(f"plasma [{time.monotonic() - started:5.1f} s] {message}", flush=True)
-
-
-def wait_until(what, condition, timeout=20.0, interval=0.05):
-    """Polls `condition` until it returns a true value, which it returns; fails after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            value = condition()
-        except GLib.Error:
-            value = None
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise Failure(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(interval)
-
-
-def start(name, argv, **environment):
-    """Starts a program with its output in SCREENSHOTS/NAME.log."""
-    output = open(f"{SCREENSHOTS}/{name}.log", "w")
-    process = subprocess.Popen(argv, stdout=output, stderr=subprocess.STDOUT, env={**os.environ, **environment})
-    children.append((name, process))
-    return process
-
-
-def running(name, process):
-    if process.poll() is not None:
-        with open(f"{SCREENSHOTS}/{name}.log") as output:
-            raise Failure(f"{name} exited with status {process.returncode}:\n{output.read()[-3000:]}")
-    return True
-
-
-# MARK: - D-Bus
-
-bus = Gio.bus_get_sync(Gio.BusType.SESSION)
-
-
-def call(name, path, interface, method, arguments=None, reply="()"):
-    result = bus.call_sync(name, path, interface, method, arguments, GLib.VariantType(reply),
-                           Gio.DBusCallFlags.NONE, 10000)
-    return result.unpack()
-
-
-def owned(name):
-    return call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
-                GLib.Variant("(s)", (name,)), "(b)")[0]
-
-
-def get(name, path, interface, prop):
-    return call(name, path, "org.freedesktop.DBus.Properties", "Get",
-                GLib.Variant("(ss)", (interface, prop)), "(v)")[0]
-
-
-def registered_items():
-    return get(WATCHER, "/StatusNotifierWatcher", WATCHER, "RegisteredStatusNotifierItems")
-
-
-def service(method, signature=None, values=None, reply="()"):
-    arguments = GLib.Variant(signature, values) if signature else None
-    return call(BUS_NAME, SERVICE_PATH, BUS_NAME, method, arguments, reply)
 
 
 # MARK: - Pictures of the panel
@@ -161,23 +86,14 @@ class Picture:
 
 def screenshot(name=None):
     """The panel now; kept as SCREENSHOTS/NAME.png when named."""
-    dump = subprocess.run(["xwd", "-root", "-silent", "-display", f":{DISPLAY_NUMBER}"], capture_output=True,
-                          check=True).stdout
-    ppm = subprocess.run(["xwdtopnm"], input=dump, capture_output=True, check=True).stdout
-    # P6, width, height, maxval 255, then the RGB bytes.
-    fields = ppm.split(maxsplit=4)
-    if fields[0] != b"P6" or int(fields[1]) != WIDTH or int(fields[3]) != 255:
-        raise Failure(f"xwdtopnm wrote an unexpected picture: {ppm[:20]!r}")
-    picture = Picture(fields[4][:WIDTH * PANEL_ROWS * 3])
+    picture = Picture(plasma_session.grab()[:WIDTH * PANEL_ROWS * 3])
     if name:
         keep(picture, name)
     return picture
 
 
 def keep(picture, name):
-    band = b"P6\n%d %d\n255\n" % (WIDTH, PANEL_ROWS) + picture.pixels
-    with open(f"{SCREENSHOTS}/{name}.png", "wb") as png:
-        subprocess.run(["pnmtopng"], input=band, stdout=png, stderr=subprocess.DEVNULL, check=True)
+    plasma_session.save_png(picture.pixels, PANEL_ROWS, f"{SCREENSHOTS}/{name}.png")
 
 
 def settled(name, unlike=(), until=lambda picture: True, quiet=0.15, timeout=15.0):
@@ -206,52 +122,9 @@ def settled(name, unlike=(), until=lambda picture: True, quiet=0.15, timeout=15.
 
 def start_session():
     """Starts the desktop and returns the picture of the screen before plasmashell drew."""
-    x11 = start("xvfb", ["Xvfb", f":{DISPLAY_NUMBER}", "-screen", "0", f"{WIDTH}x{HEIGHT}x24", "-nolisten", "tcp"])
-    wait_until("Xvfb", lambda: running("xvfb", x11) and os.path.exists(f"/tmp/.X11-unix/X{DISPLAY_NUMBER}"))
-    runtime = os.environ["XDG_RUNTIME_DIR"]
-    # No GPU: KWin composites with QPainter into a window on Xvfb, and Qt Quick draws in software.
-    kwin = start("kwin", ["kwin_wayland", "--x11-display", f":{DISPLAY_NUMBER}", "--socket", "wayland-netactivity",
-                          "--width", str(WIDTH), "--height", str(HEIGHT), "--no-lockscreen",
-                          "--no-global-shortcuts"], KWIN_COMPOSE="Q", DISPLAY=f":{DISPLAY_NUMBER}")
-    wait_until("KWin's Wayland socket",
-               lambda: running("kwin", kwin) and os.path.exists(f"{runtime}/wayland-netactivity"))
-    session = {"WAYLAND_DISPLAY": "wayland-netactivity", "QT_QPA_PLATFORM": "wayland",
-               "QT_QUICK_BACKEND": "software", "XDG_SESSION_TYPE": "wayland", "XDG_CURRENT_DESKTOP": "KDE",
-               "KDE_FULL_SESSION": "true", "KDE_SESSION_VERSION": "6"}
-    os.environ.update(session)
-    # Programs D-Bus starts (kactivitymanagerd, which plasmashell needs) must find the compositor
-    # too, or they try X11 and plasmashell aborts.
-    subprocess.run(["dbus-update-activation-environment", *session.keys()], check=True)
-    # plasmashell places its panels on the screens KWin tells it of over D-Bus.
-    wait_until("KWin on the session bus", lambda: running("kwin", kwin) and owned("org.kde.KWin"))
-    kded = start("kded6", ["kded6"])
-    # kded6 owns the watcher's name from the start, but loads the module behind it when Plasma's
-    # system tray asks: ask now, so that the watcher answers before plasmashell is up.
-    wait_until("kded6", lambda: running("kded6", kded) and owned("org.kde.kded6"))
-    call("org.kde.kded6", "/kded", "org.kde.kded6", "loadModule", GLib.Variant("(s)", ("statusnotifierwatcher",)), "(b)")
-    wait_until("kded6's StatusNotifierWatcher", lambda: running("kded6", kded) and registered_items() is not None)
-    bare = screenshot("bare")
-    start_plasmashell()
-    # One panel along the top with the system tray alone: no clock or task bar changes the picture.
-    call("org.kde.plasmashell", "/PlasmaShell", "org.kde.PlasmaShell", "evaluateScript", GLib.Variant("(s)", ("""
-        panels().forEach(function (panel) { panel.remove(); });
-        var panel = new Panel("org.kde.panel");
-        panel.location = "top";
-        panel.height = 44;
-        panel.addWidget("org.kde.plasma.systemtray");
-    """,)), "(s)")
-    return bare
-
-
-shell = None
-
-
-def start_plasmashell():
-    """Starts plasmashell (kept in `shell`) and waits until it answers scripts."""
-    global shell
-    shell = start("plasmashell", ["plasmashell", "--no-respawn"])
-    wait_until("plasmashell's scripting interface",
-               lambda: running("plasmashell", shell) and owned("org.kde.plasmashell"), timeout=40)
+    bare = []
+    plasma_session.start_session(before_plasmashell=lambda: bare.append(screenshot("bare")))
+    return bare[0]
 
 
 def start_service():
@@ -286,10 +159,8 @@ def set_icon_theme(theme, panel):
     """Starts plasmashell again with the icon theme `theme`, as a session starts with the
     theme chosen in System Settings, and waits until it has drawn the panel seen in `panel`."""
     subprocess.run(["kwriteconfig6", "--file", "kdeglobals", "--group", "Icons", "--key", "Theme", theme], check=True)
-    shell.send_signal(signal.SIGTERM)
-    shell.wait(timeout=20)
-    wait_until("plasmashell to leave the bus", lambda: not owned("org.kde.plasmashell"))
-    start_plasmashell()
+    plasma_session.stop_plasmashell()
+    plasma_session.start_plasmashell()
     # The panel's own background, away from the tray at its left end, as it was before.
     background = [(x, 30) for x in range(200, WIDTH - 200, 40)]
     wait_until(f"plasmashell to draw the panel with {theme}",
@@ -434,19 +305,4 @@ def main():
 
 
 if __name__ == "__main__":
-    status = 0
-    try:
-        main()
-    except Failure as failure:
-        log(f"FAILED: {failure}")
-        status = 1
-    finally:
-        for name, process in reversed(children):
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for name, process in reversed(children):
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-    sys.exit(status)
+    plasma_session.run(main)

@@ -88,9 +88,10 @@ extension MethodReply where Self: DBusRepresentable {
 }
 
 extension UInt32: MethodReply {}
+extension Bool: MethodReply {}
+extension ObjectPath: MethodReply {}
 extension String: MethodReply {}
 extension VariantDictionary: MethodReply {}
-extension ObjectPath: MethodReply {}
 extension Variant: MethodReply {}
 extension Array: MethodReply where Element: DBusRepresentable {}
 

@@ -1,19 +1,18 @@
 import DBus
 
-/// Holds `com.canonical.Unity` while no dock does.
+/// Holds a well-known name while no one else wants it, and gives it up to anyone who does.
 ///
-/// libunity (and Electron, which drives the launcher through it) sends `Update` only while
-/// some connection owns that name: it watches the name and calls nothing on it, and when an
-/// owner appears it sends each entry's whole state. Docks take the name for that reason. The
-/// bridge asks for it allowing replacement and without queueing, so a dock that asks with
-/// replace-existing gets it at once (the broadcasts still reach the bridge); while another
-/// owns it, the bridge waits for it to be freed and asks again.
+/// Asked for allowing replacement and without queueing, so a program that asks with
+/// replace-existing gets it at once; while another owns it, this waits for it to be freed
+/// (`nameFreed()`, from the caller's `NameOwnerChanged` subscription) and asks again. The
+/// launcher source holds `com.canonical.Unity` so (a dock takes it over), the plasma-jobs
+/// source `org.kde.JobViewServer` and `org.kde.kuiserver` (plasmashell takes them over).
 ///
 /// Confined to the bridge's loop thread.
-final class LauncherName {
-    static let name: BusName = "com.canonical.Unity"
+final class YieldingName {
     static let options: NameRequestOptions = [.allowReplacement, .doNotQueue]
 
+    let name: BusName
     private let connection: Connection
     private let problems: (String) -> Void
     /// Whether this connection owns the name.
@@ -21,30 +20,31 @@ final class LauncherName {
     /// A request is on its way: a second free of the name while it is does not ask twice.
     private var requesting = false
 
-    init(connection: Connection, problems: @escaping (String) -> Void) {
+    init(_ name: BusName, connection: Connection, problems: @escaping (String) -> Void) {
+        self.name = name
         self.connection = connection
         self.problems = problems
     }
 
     /// Asks for the name, blocking for the bus's answer: call before the loop runs, after the
-    /// subscription that sees the name freed (`LauncherSource`'s departures match).
+    /// subscription that sees the name freed (a departures match).
     func start() throws(BusError) {
-        isOwned = try connection.requestName(Self.name, options: Self.options) == .primaryOwner
+        isOwned = try connection.requestName(name, options: Self.options) == .primaryOwner
     }
 
     /// Gives the name back, blocking for the bus's answer.
     func stop() {
         guard isOwned else { return }
         isOwned = false
-        _ = try? connection.releaseName(Self.name)
+        _ = try? connection.releaseName(name)
     }
 
-    /// Follows the bus's `NameLost` (a dock took the name) and `NameAcquired`.
+    /// Follows the bus's `NameLost` (another took the name) and `NameAcquired`.
     func handle(_ message: Message) -> Bool {
         guard message.sender == .bus else { return false }
-        if BusDriver.nameLost.decode(message) == Self.name.rawValue {
+        if BusDriver.nameLost.decode(message) == name.rawValue {
             isOwned = false
-        } else if BusDriver.nameAcquired.decode(message) == Self.name.rawValue {
+        } else if BusDriver.nameAcquired.decode(message) == name.rawValue {
             isOwned = true
         } else {
             return false
@@ -56,7 +56,7 @@ final class LauncherName {
     func nameFreed() {
         guard !isOwned, !requesting else { return }
         requesting = true
-        connection.callBus(BusDriver.requestName, Self.name.rawValue, Self.options.rawValue) { [weak self] result in
+        connection.callBus(BusDriver.requestName, name.rawValue, Self.options.rawValue) { [weak self] result in
             guard let self else { return }
             self.requesting = false
             switch result {
@@ -64,7 +64,7 @@ final class LauncherName {
                 // 1: primary owner; 3 (exists): another asked first, and its going frees it again.
                 if reply == 1 { self.isOwned = true }
             case .failure(let error):
-                self.problems("cannot ask for \(Self.name): \(error.message)")
+                self.problems("cannot ask for \(name): \(error.message)")
             }
         }
     }

@@ -1,5 +1,4 @@
 import DBus
-import NetActivity
 
 /// The services a watcher (`netactivity watch`, `status`, `tray`) shows as one indicator: the
 /// session side, the system side, or both, merged by `IndicatorSnapshot.merging(session:system:)`.
@@ -32,12 +31,18 @@ public struct FollowedServices: Equatable, Sendable {
     /// Call on `loop`'s thread, or before it runs. The sides' clients hand their states to
     /// `loop` with `post`, so nothing here needs Swift concurrency: an idle loop sleeps.
     ///
-    /// - Parameter problems: gets one line per problem, as `NetActivityClient` reports them,
-    ///   on a client's thread; the system side's lines begin with "system side: ". An absent
-    ///   system bus is one line per outage, which the default handler leaves out.
+    /// - Parameters:
+    ///   - problems: gets one line per problem, as `NetActivityClient` reports them, on a
+    ///     client's thread; the system side's lines begin with "system side: ". An absent system
+    ///     bus is one line per outage, which the default handler leaves out.
+    ///   - readInterval: when given, the sides' clients do their bus work on `loop` too, rather
+    ///     than on threads of their own, reading their connections at most this often: for a
+    ///     program that runs `loop` itself and needs the state no more often (the bridge's
+    ///     plasma-jobs mirror), where a state then reaches the handler with no thread to wake.
     public func observe(
         on loop: EventLoop,
         problems: @escaping @Sendable (String) -> Void = NetActivityClient.logToStandardError,
+        sharingLoopReadingAtMostEvery readInterval: Duration? = nil,
         _ handler: @escaping (IndicatorSnapshot) -> Void
     ) -> MergedStates {
         var sides: [(bus: Bus, side: ActivityInfo.Bus)] = []
@@ -51,7 +56,10 @@ public struct FollowedServices: Equatable, Sendable {
             // Only the latest waits for the loop: with thousands of activities a state is large
             // and a slow handler (a JSON line per state) would otherwise queue them without bound.
             let latest = Locked<IndicatorSnapshot?>(nil)
-            let observation = NetActivityClient(bus: bus, problems: report).observe { [weak merged] state in
+            let client =
+                readInterval.map { NetActivityClient(bus: bus, sharing: loop, readingAtMostEvery: $0, problems: report) }
+                ?? NetActivityClient(bus: bus, problems: report)
+            let observation = client.observe { [weak merged] state in
                 let waiting = latest.withLock { slot in
                     defer { slot = state }
                     return slot != nil
