@@ -22,7 +22,7 @@ final class TrafficSource: BridgeSource {
     private let tracker: TrafficTracker
     private let system: TrafficSystem
     private var timer: EventLoop.TimerID?
-    private var shown: [String: (activity: Activity, label: String, application: String)] = [:]
+    private var shown: [String: Activity] = [:]
     private var observation: Observation?
     /// The service's activities, as the client's observer (on the client's thread) last saw them.
     private let reported = LatestActivities()
@@ -68,7 +68,7 @@ final class TrafficSource: BridgeSource {
         observation = nil
         apply(tracker.stopFollowing())
         system.stopFollowing()
-        for (_, shown) in shown { shown.activity.end() }
+        for activity in shown.values { activity.end() }
         shown.removeAll()
     }
 
@@ -124,30 +124,23 @@ final class TrafficSource: BridgeSource {
                     hints: ActivityHints(
                         application: observed.application, icon: observed.icon, kind: observed.download ? .download : .upload))
                 activity.report(completed: observed.completed, total: 0)
-                shown[observed.key] = (activity, NetActivityClient.fitted(observed.label), observed.application ?? "")
+                shown[observed.key] = activity
             case .progressed(let key, let completed):
-                shown[key]?.activity.report(completed: completed, total: 0)
+                shown[key]?.report(completed: completed, total: 0)
             case .ended(let key):
-                shown.removeValue(forKey: key)?.activity.end()
+                shown.removeValue(forKey: key)?.end()
             }
         }
     }
 
-    /// The activities others report: everything the service holds but this source's own. The
-    /// bridge's other sources report from this process too, so an activity of this process
-    /// counts only by the application it claims, never by its process or cgroup.
+    /// The activities others report: everything the service holds but this source's own, which
+    /// it reports on a connection of its own (the bridge gives it one), so they are known by
+    /// their owner. The bridge's other sources report from this process too, so an activity of
+    /// this process counts only by the application it claims, never by its process or cgroup.
     private func reportedByOthers() -> [ReportedActivity] {
-        var activities = reported.value.withLock { $0 }
+        let own = context.client.connectionName
+        let activities = reported.value.withLock { $0 }.filter { own == nil || $0.owner != own }
         let me = UInt32(bitPattern: getpid())
-        for (_, mine) in shown {
-            if let index = activities.firstIndex(where: {
-                // The service learns an activity's process a moment after it begins.
-                ($0.processID == me || $0.processID == nil) && $0.label == mine.label
-                    && $0.claimedApplication == mine.application
-            }) {
-                activities.remove(at: index)
-            }
-        }
         return activities.map { activity in
             guard let pid = activity.processID, pid != me else {
                 return ReportedActivity(processID: nil, cgroup: nil, claimedApplication: activity.claimedApplication)
