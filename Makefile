@@ -15,6 +15,8 @@
 #                                from the contract's descriptors
 #   make install-autostart       start `netactivity tray` at login (~/.config/autostart)
 #   make browser-extension       the browser extension's .zip and .xpi for the stores (docs/browsers.md)
+#   make fuzz [FUZZ_SECONDS=60]  every libFuzzer target (Fuzz/) that long on its corpus, two at a time;
+#                                make fuzz-merge keeps what they found in Fuzz/corpus (docs/development.md)
 #
 # Variables: PREFIX (default ~/.local), DESTDIR (staged installs), SWIFT, SWIFT_BUILD_FLAGS,
 # SWIFT_TEST_FLAGS, ARGS (extra netactivityd flags for `make run`), NETACTIVITYD (see install).
@@ -105,7 +107,7 @@ interface: deps
 
 ## Every test pass, in order. Later passes (sanitizers, ...) are added to this list, each as
 ## its own target below with its own --scratch-path so the builds do not overwrite each other.
-TEST_PASSES := test-debug test-gnome test-asan test-tsan test-deb test-desktops
+TEST_PASSES := test-debug test-gnome test-asan test-tsan test-fuzz test-deb test-desktops
 
 test: $(TEST_PASSES)
 
@@ -137,6 +139,39 @@ test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan $(SWIFT_BUILD_FLAGS)
 	TSAN_OPTIONS=allocator_may_return_null=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan \
 		$(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) --filter $(SANITIZED_SUITES)
+
+# MARK: - Fuzzing
+
+## A libFuzzer program per parser of outside bytes (Fuzz/NAME, FuzzTargets' `FuzzTarget.all`),
+## built with AddressSanitizer in a scratch path of their own: under --sanitize=fuzzer SwiftPM
+## builds every executable as a library, which the others' top-level main.swift cannot be, so
+## only these products are built. NETACTIVITY_FUZZ makes them targets (Package.swift).
+FUZZ_TARGETS := sock-diag interface-counters json native-messaging desktop-entry app-unit procfs launcher-update \
+	packagekit shell-helper dbus-message
+FUZZ_SECONDS ?= 60
+## Targets run at once: one a core.
+FUZZ_JOBS ?= 2
+## Optimised: eight times the executions of a debug build. -enable-testing lets FuzzTargets reach
+## the parsers that are internal to their modules (`@testable import`), as a debug build would.
+FUZZ_BUILD = NETACTIVITY_FUZZ=1 $(SWIFT) build -c release -Xswiftc -enable-testing --sanitize=fuzzer --sanitize=address \
+	--scratch-path .build/fuzz $(SWIFT_BUILD_FLAGS)
+
+.PHONY: fuzz fuzz-build fuzz-merge test-fuzz
+
+fuzz-build: deps
+	for target in $(FUZZ_TARGETS); do $(FUZZ_BUILD) --product fuzz-$$target; done
+
+## New finds go to .build/fuzz/found, crashes to .build/fuzz/crashes; Fuzz/corpus is only read.
+fuzz: fuzz-build
+	scripts/fuzz.sh run $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_TARGETS)
+
+## What the runs found that adds coverage, minimised into Fuzz/corpus (-merge=1).
+fuzz-merge:
+	scripts/fuzz.sh merge $(FUZZ_TARGETS)
+
+## The CI pass: every target 15 s on its corpus.
+test-fuzz:
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=15
 
 # MARK: - Benchmarks
 
