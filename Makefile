@@ -153,8 +153,12 @@ FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 2
 ## Optimised: eight times the executions of a debug build. -enable-testing lets FuzzTargets reach
 ## the parsers that are internal to their modules (`@testable import`), as a debug build would.
-FUZZ_BUILD = NETACTIVITY_FUZZ=1 $(SWIFT) build -c release -Xswiftc -enable-testing --sanitize=fuzzer --sanitize=address \
-	--scratch-path .build/fuzz $(SWIFT_BUILD_FLAGS)
+## The sanitizers are one -sanitize=fuzzer,address: swiftc keeps only the last -sanitize flag, and
+## SwiftPM passes one per --sanitize in an order that changes from run to run, so with two the
+## code lost either its coverage or its AddressSanitizer, and was rebuilt whenever the order
+## changed. --sanitize=fuzzer alone still tells SwiftPM that libFuzzer has the programs' main.
+FUZZ_BUILD = NETACTIVITY_FUZZ=1 $(SWIFT) build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
+	-Xswiftc -enable-testing --scratch-path .build/fuzz $(SWIFT_BUILD_FLAGS)
 
 .PHONY: fuzz fuzz-build fuzz-merge test-fuzz
 
