@@ -15,6 +15,10 @@ BIN=${FUZZ_BIN:-$FUZZ_DIR/release}
 # Extra libFuzzer flags, e.g. FUZZ_FLAGS=-jobs=1 for a long run in the background.
 FUZZ_FLAGS=${FUZZ_FLAGS:-}
 
+# libFuzzer and AddressSanitizer report a crash; Swift's backtracer would read the crashed
+# process's memory first, which AddressSanitizer reports as a second error.
+export SWIFT_BACKTRACE=enable=no
+
 run_one() {
     local seconds=$1 target=$2
     local found=$FUZZ_DIR/found/$target crashes=$FUZZ_DIR/crashes/$target log=$FUZZ_DIR/logs/$target.log

@@ -6,7 +6,8 @@ extension FuzzTarget {
     /// A message as it comes off a bus socket, through libdbus's validation behind the D-Bus
     /// layer's seam: its header fields, its body as arbitrary values, and its body as the
     /// service decodes its methods' arguments (`BeginActivityWithHints`' hints included).
-    /// Values decoded, encoded again and decoded once more must encode to the same bytes.
+    /// Values decoded, encoded again and decoded once more must encode to the same bytes (but for
+    /// a descriptor, which is never sent).
     public static let dbusMessage = FuzzTarget("dbus-message") { bytes in
         guard let message = try? Message(wireBytes: bytes) else { return }
         _ = (message.kind, message.path, message.interface, message.member, message.sender, message.destination)
@@ -28,6 +29,8 @@ extension FuzzTarget {
         _ = try? Main.updateActivityFraction.decode(values)
         _ = try? Main.endActivity.decode(values)
 
+        // A received descriptor (`h`) only holds its place and cannot be sent again.
+        guard !message.signature.rawValue.contains("h") else { return }
         let first = reencoded(values)
         precondition(first != nil, "values decoded from a valid message cannot be encoded again")
         let second = (try? first?.arguments()).flatMap(reencoded)
