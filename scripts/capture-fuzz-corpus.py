@@ -241,6 +241,51 @@ loop.run()
 '''
 
 
+def capture_packagekitd():
+    """Every PackageKit message while the real packagekitd (its dummy backend, as the bridge's
+    tests run it: in a mount namespace of its own, python-dbusmock's polkitd allowing all)
+    refreshes, lists updates and updates, for pkcon, on a private bus standing for the system bus."""
+    if os.geteuid() != 0 or not os.path.exists("/usr/libexec/packagekitd") or not shutil.which("pkcon"):
+        print("packagekitd: needs root, packagekit and packagekit-tools; its messages left out", file=sys.stderr)
+        return
+    work = tempfile.mkdtemp(prefix="fuzz-packagekitd-")
+    for sub in ("lib", "cache", "home"):
+        os.makedirs(os.path.join(work, sub))
+    daemon = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE, text=True)
+    address = daemon.stdout.readline().strip()
+    environment = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address, GSETTINGS_BACKEND="memory", LANG="C",
+                       HOME=os.path.join(work, "home"), XDG_CACHE_HOME=os.path.join(work, "home", ".cache"))
+    capture = os.path.join(work, "bus.pcap")
+    started = []
+    with open(capture, "wb") as output:
+        started.append(subprocess.Popen(["dbus-monitor", "--address", address, "--pcap"], stdout=output))
+        started.append(subprocess.Popen(["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", "polkitd"],
+                                        env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        time.sleep(3)
+        subprocess.run(["gdbus", "call", "--system", "--dest", "org.freedesktop.PolicyKit1", "--object-path",
+                        "/org/freedesktop/PolicyKit1/Authority", "--method", "org.freedesktop.DBus.Mock.AllowUnknown", "true"],
+                       env=environment, capture_output=True)
+        script = ('mount --bind "$1/lib" /var/lib/PackageKit && mount --bind "$1/cache" /var/cache/PackageKit '
+                  '&& exec /usr/libexec/packagekitd --backend=dummy --disable-timer --keep-environment')
+        started.append(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", work],
+                                        env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        time.sleep(4)
+        for arguments in (["refresh"], ["get-updates"], ["-y", "update"]):
+            subprocess.run(["pkcon", "-p"] + arguments, env=environment, capture_output=True, timeout=60)
+        for process in reversed(started):
+            process.terminate()
+            process.wait()
+    daemon.terminate()
+    daemon.wait()
+    with open(capture, "rb") as file:
+        data = file.read()
+    shutil.rmtree(work)
+    for index, message in enumerate(pcap_records(data)):
+        if b"PackageKit" in message:
+            save("packagekit", f"packagekitd-{index}", message)
+            save("dbus-message", f"packagekitd-{index}", message)
+
+
 def pcap_records(data):
     """The packets of a pcap file: dbus-monitor --pcap writes each message whole."""
     offset = 24
@@ -302,3 +347,4 @@ if __name__ == "__main__":
     capture_sock_diag()
     capture_files()
     capture_dbus()
+    capture_packagekitd()
