@@ -19,7 +19,8 @@
 #                                make fuzz-merge keeps what they found in Fuzz/corpus (docs/development.md)
 #
 # Variables: PREFIX (default ~/.local), DESTDIR (staged installs), SWIFT, SWIFT_BUILD_FLAGS,
-# SWIFT_TEST_FLAGS, ARGS (extra netactivityd flags for `make run`), NETACTIVITYD (see install).
+# SWIFT_TEST_FLAGS, ARGS (extra netactivityd flags for `make run`), NETACTIVITYD (see install),
+# FUZZ_TARGETS, FUZZ_SECONDS, FUZZ_JOBS, FUZZ_CONFIGURATION, FUZZ_SCRATCH (see Fuzzing).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
