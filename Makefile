@@ -148,7 +148,7 @@ test-tsan: deps
 ## builds every executable as a library, which the others' top-level main.swift cannot be, so
 ## only these products are built. NETACTIVITY_FUZZ makes them targets (Package.swift).
 FUZZ_TARGETS := sock-diag interface-counters json native-messaging desktop-entry app-unit procfs launcher-update \
-	packagekit shell-helper dbus-message
+	packagekit shell-helper dbus-message unit-file
 FUZZ_SECONDS ?= 60
 ## Targets run at once: one a core.
 FUZZ_JOBS ?= 2

@@ -201,6 +201,7 @@ if Context.environment["NETACTIVITY_FUZZ"] != nil {
         .executableTarget(name: "fuzz-packagekit", dependencies: ["FuzzTargets"], path: "Fuzz/packagekit"),
         .executableTarget(name: "fuzz-shell-helper", dependencies: ["FuzzTargets"], path: "Fuzz/shell-helper"),
         .executableTarget(name: "fuzz-dbus-message", dependencies: ["FuzzTargets"], path: "Fuzz/dbus-message"),
+        .executableTarget(name: "fuzz-unit-file", dependencies: ["FuzzTargets"], path: "Fuzz/unit-file"),
         // plasma-jobs: the KDE job-view source's target goes here once that branch is merged.
     ]
 }

@@ -31,6 +31,6 @@ extension FuzzTarget {
     /// docs/development.md (plasma-jobs goes here, once it is merged).
     public static let all: [FuzzTarget] = [
         .sockDiag, .interfaceCounters, .json, .nativeMessaging, .desktopEntry, .applicationUnit, .procFS,
-        .launcherUpdate, .packageKit, .shellHelper, .dbusMessage,
+        .launcherUpdate, .packageKit, .shellHelper, .dbusMessage, .unitFile,
     ]
 }
