@@ -6,7 +6,7 @@
 Real bytes, each written as Fuzz/corpus/TARGET/NAME:
 - sock-diag: the kernel's answers to a TCP and a UDP dump, to a lookup by cookie and a TCP
   destroy broadcast, made on loopback sockets of its own (the broadcast needs root);
-- interface-counters, procfs, app-unit: this machine's /proc files;
+- interface-counters, procfs, app-unit: this machine's /proc files; unit-file: its unit files;
 - desktop-entry: entries of /usr/share/applications;
 - launcher-update, packagekit, dbus-message: every message on a private dbus-daemon, as
   `dbus-monitor --binary` records it, while libunity (through PyGObject) shows progress,
@@ -159,6 +159,12 @@ def capture_files():
         if data and data not in cgroups:
             cgroups.add(data)
             save("app-unit", "cgroup", data)
+    # unit-file: a unit's name (an instance for a template), then its file.
+    for name, file in (("apt-daily.service", "apt-daily.service"), ("getty@tty1.service", "getty@.service"),
+                       ("packagekit.service", "packagekit.service"), ("systemd-timesyncd.service", "systemd-timesyncd.service")):
+        data = read(f"/usr/lib/systemd/system/{file}")
+        if data:
+            save("unit-file", name, name.encode() + b"\n" + data)
     entries = sorted(glob.glob("/usr/share/applications/*.desktop"))
     for path in entries[:: max(1, len(entries) // 12)]:
         data = read(path)
