@@ -16,6 +16,7 @@ Real bytes, each written as Fuzz/corpus/TARGET/NAME:
 Run with Debian's /usr/bin/python3, which has PyGObject and libunity's typelib.
 """
 
+import contextlib
 import glob
 import hashlib
 import os
@@ -254,26 +255,21 @@ def capture_packagekitd():
     if os.geteuid() != 0 or not os.path.exists("/usr/libexec/packagekitd") or not shutil.which("pkcon"):
         print("packagekitd: needs root, packagekit and packagekit-tools; its messages left out", file=sys.stderr)
         return
-    work = tempfile.mkdtemp(prefix="fuzz-packagekitd-")
+    state = tempfile.mkdtemp(prefix="fuzz-packagekitd-")
     for sub in ("lib", "cache", "home"):
-        os.makedirs(os.path.join(work, sub))
-    daemon = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE, text=True)
-    address = daemon.stdout.readline().strip()
-    environment = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address, GSETTINGS_BACKEND="memory", LANG="C",
-                       HOME=os.path.join(work, "home"), XDG_CACHE_HOME=os.path.join(work, "home", ".cache"))
-    capture = os.path.join(work, "bus.pcap")
-    started = []
-    with open(capture, "wb") as output:
-        started.append(subprocess.Popen(["dbus-monitor", "--address", address, "--pcap"], stdout=output))
-        started.append(subprocess.Popen(["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", "polkitd"],
-                                        env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        os.makedirs(os.path.join(state, sub))
+    with recorded_bus() as (address, messages):
+        environment = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address, GSETTINGS_BACKEND="memory", LANG="C",
+                           HOME=os.path.join(state, "home"), XDG_CACHE_HOME=os.path.join(state, "home", ".cache"))
+        started = [subprocess.Popen(["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", "polkitd"],
+                                    env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
         time.sleep(3)
         subprocess.run(["gdbus", "call", "--system", "--dest", "org.freedesktop.PolicyKit1", "--object-path",
                         "/org/freedesktop/PolicyKit1/Authority", "--method", "org.freedesktop.DBus.Mock.AllowUnknown", "true"],
                        env=environment, capture_output=True)
         script = ('mount --bind "$1/lib" /var/lib/PackageKit && mount --bind "$1/cache" /var/cache/PackageKit '
                   '&& exec /usr/libexec/packagekitd --backend=dummy --disable-timer --keep-environment')
-        started.append(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", work],
+        started.append(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", state],
                                         env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         time.sleep(4)
         for arguments in (["refresh"], ["get-updates"], ["-y", "update"]):
@@ -281,15 +277,36 @@ def capture_packagekitd():
         for process in reversed(started):
             process.terminate()
             process.wait()
-    daemon.terminate()
-    daemon.wait()
-    with open(capture, "rb") as file:
-        data = file.read()
-    shutil.rmtree(work)
-    for index, message in enumerate(pcap_records(data)):
+    shutil.rmtree(state)
+    for index, message in enumerate(messages):
         if b"PackageKit" in message:
             save("packagekit", f"packagekitd-{index}", message)
             save("dbus-message", f"packagekitd-{index}", message)
+
+
+@contextlib.contextmanager
+def recorded_bus():
+    """A private dbus-daemon and every message on it: yields its address and a list that holds
+    the messages, as `dbus-monitor --pcap` recorded them, once the block has ended."""
+    work = tempfile.mkdtemp(prefix="fuzz-corpus-")
+    daemon = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE, text=True)
+    address = daemon.stdout.readline().strip()
+    capture = os.path.join(work, "bus.pcap")
+    messages = []
+    with open(capture, "wb") as output:
+        monitor = subprocess.Popen(["dbus-monitor", "--address", address, "--pcap"], stdout=output)
+        time.sleep(0.5)
+        try:
+            yield address, messages
+        finally:
+            time.sleep(0.5)
+            monitor.terminate()
+            monitor.wait()
+            daemon.terminate()
+            daemon.wait()
+    with open(capture, "rb") as file:
+        messages += pcap_records(file.read())
+    shutil.rmtree(work)
 
 
 def pcap_records(data):
@@ -302,14 +319,8 @@ def pcap_records(data):
 
 
 def capture_dbus():
-    work = tempfile.mkdtemp(prefix="fuzz-corpus-")
-    daemon = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE, text=True)
-    address = daemon.stdout.readline().strip()
-    environment = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address)
-    capture = os.path.join(work, "bus.pcap")
-    with open(capture, "wb") as output:
-        monitor = subprocess.Popen(["dbus-monitor", "--address", address, "--pcap"], stdout=output)
-        time.sleep(0.5)
+    with recorded_bus() as (address, messages):
+        environment = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address)
         packagekit = subprocess.Popen(["/usr/bin/python3", "-c", PACKAGEKIT_SERVICE, address], stdout=subprocess.PIPE, text=True)
         packagekit.stdout.readline()
         subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.PackageKit", "--object-path", "/12_abcdef",
@@ -333,15 +344,7 @@ def capture_dbus():
                           ["io.github.netactivity.NetActivity1.EndActivity", "7"],
                           ["org.freedesktop.DBus.Properties.GetAll", "'io.github.netactivity.NetActivity1'"]):
             subprocess.run(call + arguments, env=environment, capture_output=True)
-        time.sleep(0.5)
-        monitor.terminate()
-        monitor.wait()
-    daemon.terminate()
-    daemon.wait()
-    with open(capture, "rb") as file:
-        data = file.read()
-    shutil.rmtree(work)
-    for index, message in enumerate(pcap_records(data)):
+    for index, message in enumerate(messages):
         if b"com.canonical.Unity.LauncherEntry" in message:
             save("launcher-update", f"message-{index}", message)
         if b"PackageKit" in message or b"DownloadSizeRemaining" in message:
