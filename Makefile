@@ -15,9 +15,12 @@
 #                                from the contract's descriptors
 #   make install-autostart       start `netactivity tray` at login (~/.config/autostart)
 #   make browser-extension       the browser extension's .zip and .xpi for the stores (docs/browsers.md)
+#   make fuzz [FUZZ_SECONDS=60]  every libFuzzer target (Fuzz/) that long on its corpus, two at a time;
+#                                make fuzz-merge keeps what they found in Fuzz/corpus (docs/development.md)
 #
 # Variables: PREFIX (default ~/.local), DESTDIR (staged installs), SWIFT, SWIFT_BUILD_FLAGS,
-# SWIFT_TEST_FLAGS, ARGS (extra netactivityd flags for `make run`), NETACTIVITYD (see install).
+# SWIFT_TEST_FLAGS, ARGS (extra netactivityd flags for `make run`), NETACTIVITYD (see install),
+# FUZZ_TARGETS, FUZZ_SECONDS, FUZZ_JOBS, FUZZ_CONFIGURATION, FUZZ_SCRATCH (see Fuzzing).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -105,7 +108,7 @@ interface: deps
 
 ## Every test pass, in order. A pass is a build (its own --scratch-path, so the builds do not
 ## overwrite each other) and a run; a new pass adds its name here and its two halves below.
-TEST_PASSES := test-debug test-gnome test-asan test-tsan test-deb test-desktops
+TEST_PASSES := test-debug test-gnome test-asan test-tsan test-fuzz test-deb test-desktops
 
 ## `make test` runs the passes in three lanes at once (make -j3): one builds, in order, what the
 ## passes need; one runs the passes, in order, each as soon as its build is there; the third
@@ -125,7 +128,9 @@ lane-build-asan: | lane-build-debug
 	$(ASAN_BUILD)
 lane-build-tsan: | lane-build-asan
 	$(TSAN_BUILD)
-lane-build-release: | lane-build-tsan
+lane-build-fuzz: | lane-build-tsan
+	$(MAKE) --no-print-directory fuzz-build FUZZ_CONFIGURATION=debug
+lane-build-release: | lane-build-fuzz
 	$(MAKE) --no-print-directory release-static
 lane-build-roots: | lane-build-release
 	$(MAKE) --no-print-directory desktop-roots
@@ -134,22 +139,24 @@ lane-build-roots: | lane-build-release
 lane-test-debug: lane-build-debug
 	$(UNIT_RUN)
 	$(DEBUG_RUN)
-
-# The waiting lane.
-lane-test-waiting: lane-build-debug
-	$(WAITING_RUN)
 lane-test-gnome: | lane-test-debug
 	$(MAKE) --no-print-directory test-gnome
 lane-test-asan: lane-build-asan | lane-test-gnome
 	$(ASAN_RUN)
 lane-test-tsan: lane-build-tsan | lane-test-asan
 	$(TSAN_RUN)
-lane-test-deb: lane-build-release | lane-test-tsan
+lane-test-fuzz: lane-build-fuzz | lane-test-tsan
+	$(MAKE) --no-print-directory test-fuzz
+lane-test-deb: lane-build-release | lane-test-fuzz
 	$(MAKE) --no-print-directory test-deb
 lane-test-desktops: lane-build-release lane-build-roots | lane-test-deb
 	$(MAKE) --no-print-directory test-desktops
 
-.PHONY: $(addprefix lane-,$(TEST_PASSES)) lane-test-waiting lane-build-debug lane-build-asan lane-build-tsan lane-build-release lane-build-roots
+# The waiting lane.
+lane-test-waiting: lane-build-debug
+	$(WAITING_RUN)
+
+.PHONY: $(addprefix lane-,$(TEST_PASSES)) lane-test-waiting lane-build-debug lane-build-asan lane-build-tsan lane-build-fuzz lane-build-release lane-build-roots
 
 DEBUG_BUILD = $(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 UNIT_RUN = NETACTIVITY_TESTS=unit $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --parallel
@@ -193,6 +200,47 @@ test-asan: deps
 test-tsan: deps
 	$(TSAN_BUILD)
 	$(TSAN_RUN)
+
+# MARK: - Fuzzing
+
+## A libFuzzer program per parser of outside bytes (Fuzz/NAME, FuzzTargets' `FuzzTarget.all`),
+## built with AddressSanitizer in a scratch path of their own: under --sanitize=fuzzer SwiftPM
+## builds every executable as a library, which the others' top-level main.swift cannot be, so
+## only these products are built. NETACTIVITY_FUZZ makes them targets (Package.swift).
+FUZZ_TARGETS := sock-diag interface-counters json native-messaging desktop-entry app-unit procfs launcher-update \
+	packagekit shell-helper dbus-message unit-file plasma-jobs
+FUZZ_SECONDS ?= 60
+## Targets run at once: one a core.
+FUZZ_JOBS ?= 2
+## Optimised: eight times the executions of a debug build, which builds in half the time and is
+## what the CI pass runs. -enable-testing lets FuzzTargets reach the parsers that are internal to
+## their modules (`@testable import`) in either.
+## The sanitizers are one -sanitize=fuzzer,address: swiftc keeps only the last -sanitize flag, and
+## SwiftPM passes one per --sanitize in an order that changes from run to run, so with two the
+## code lost either its coverage or its AddressSanitizer, and was rebuilt whenever the order
+## changed. --sanitize=fuzzer alone still tells SwiftPM that libFuzzer has the programs' main.
+FUZZ_SCRATCH ?= .build/fuzz
+FUZZ_CONFIGURATION ?= release
+FUZZ_BUILD = NETACTIVITY_FUZZ=1 $(SWIFT) build -c $(FUZZ_CONFIGURATION) --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
+	-Xswiftc -enable-testing --scratch-path $(FUZZ_SCRATCH) $(SWIFT_BUILD_FLAGS)
+
+.PHONY: fuzz fuzz-build fuzz-merge test-fuzz
+
+fuzz-build: deps
+	for target in $(FUZZ_TARGETS); do $(FUZZ_BUILD) --product fuzz-$$target; done
+
+## New finds go to .build/fuzz/found, crashes to .build/fuzz/crashes; Fuzz/corpus is only read.
+fuzz: fuzz-build
+	FUZZ_DIR=$(FUZZ_SCRATCH) FUZZ_BIN=$(FUZZ_SCRATCH)/$(FUZZ_CONFIGURATION) scripts/fuzz.sh run $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_TARGETS)
+
+## What the runs found that adds coverage, minimised into Fuzz/corpus (-merge=1).
+fuzz-merge:
+	FUZZ_DIR=$(FUZZ_SCRATCH) FUZZ_BIN=$(FUZZ_SCRATCH)/$(FUZZ_CONFIGURATION) scripts/fuzz.sh merge $(FUZZ_TARGETS)
+
+## The CI pass: every target 15 s on its corpus, in the debug build, whose shorter build pays
+## for more than its fewer executions in so short a run.
+test-fuzz:
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=15 FUZZ_CONFIGURATION=debug
 
 # MARK: - Benchmarks
 

@@ -171,3 +171,39 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// MARK: - Fuzzing (docs/development.md#fuzzing)
+
+package.targets += [
+    // Every fuzz target's entry, defined once: the fuzzers and the regression test run it.
+    .target(
+        name: "FuzzTargets",
+        dependencies: [
+            "DBus", "Platform", "DesktopApplications", "NetActivityContract", "NetActivityService", "NetActivityBridge",
+            "NetActivityBrowser", "NetActivityCLI",
+        ],
+        path: "Fuzz/FuzzTargets"),
+    // Every corpus file and kept crash through the same entries, on the unfuzzed build.
+    .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
+]
+
+// libFuzzer supplies these programs' `main`, so they are only targets when `make fuzz` builds
+// with `--sanitize=fuzzer` and sets NETACTIVITY_FUZZ: elsewhere each would be one more link of
+// a program that does nothing, in every build and test pass.
+if Context.environment["NETACTIVITY_FUZZ"] != nil {
+    package.targets += [
+        .executableTarget(name: "fuzz-sock-diag", dependencies: ["FuzzTargets"], path: "Fuzz/sock-diag"),
+        .executableTarget(name: "fuzz-interface-counters", dependencies: ["FuzzTargets"], path: "Fuzz/interface-counters"),
+        .executableTarget(name: "fuzz-json", dependencies: ["FuzzTargets"], path: "Fuzz/json"),
+        .executableTarget(name: "fuzz-native-messaging", dependencies: ["FuzzTargets"], path: "Fuzz/native-messaging"),
+        .executableTarget(name: "fuzz-desktop-entry", dependencies: ["FuzzTargets"], path: "Fuzz/desktop-entry"),
+        .executableTarget(name: "fuzz-app-unit", dependencies: ["FuzzTargets"], path: "Fuzz/app-unit"),
+        .executableTarget(name: "fuzz-procfs", dependencies: ["FuzzTargets"], path: "Fuzz/procfs"),
+        .executableTarget(name: "fuzz-launcher-update", dependencies: ["FuzzTargets"], path: "Fuzz/launcher-update"),
+        .executableTarget(name: "fuzz-packagekit", dependencies: ["FuzzTargets"], path: "Fuzz/packagekit"),
+        .executableTarget(name: "fuzz-shell-helper", dependencies: ["FuzzTargets"], path: "Fuzz/shell-helper"),
+        .executableTarget(name: "fuzz-dbus-message", dependencies: ["FuzzTargets"], path: "Fuzz/dbus-message"),
+        .executableTarget(name: "fuzz-unit-file", dependencies: ["FuzzTargets"], path: "Fuzz/unit-file"),
+        .executableTarget(name: "fuzz-plasma-jobs", dependencies: ["FuzzTargets"], path: "Fuzz/plasma-jobs"),
+    ]
+}

@@ -113,22 +113,23 @@ final class PackageKitSource: BridgeSource {
         }
         if daemonFollower?.handle(message) == true { return }
         guard let daemon, message.sender == daemon, let path = message.path else { return }
-        if let list = PackageKit.transactionListChanged.decode(message) {
+        switch PackageKitSignal(message) {
+        case .transactionList(let list):
             guard path == PackageKit.path else { return }
-            transactionList(list.compactMap(ObjectPath.init(validating:)))
-        } else if let (interface, changed, _) = PropertiesInterface.propertiesChanged.decode(message) {
-            guard interface == PackageKit.transactionInterface.rawValue, let changed = changed.value.stringKeyedEntries,
-                follow(path)
-            else { return }
+            transactionList(list)
+        case .propertiesChanged(let changed):
+            guard follow(path) else { return }
             transactions[path]?.state.apply(changed)
             update(path)
-        } else if PackageKit.finished.decode(message) != nil {
+        case .finished:
             guard transactions[path] != nil else { return }
             transactions[path]?.finished = true
             end(path)
-        } else if PackageKit.destroy.decode(message) != nil {
+        case .destroy:
             end(path)
             transactions[path] = nil
+        case nil:
+            return
         }
     }
 

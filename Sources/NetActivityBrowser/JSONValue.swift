@@ -182,7 +182,8 @@ private struct Parser {
     }
 
     mutating func hex4() throws(JSONValue.SyntaxError) -> UInt32 {
-        guard bytes.count - offset >= 4,
+        // Four hex digits exactly: `UInt32(_:radix:)` would also take a sign (`\u+041`, `\u-000`).
+        guard bytes.count - offset >= 4, bytes[offset..<(offset + 4)].allSatisfy(\.isHexDigit),
             let code = UInt32(String(decoding: bytes[offset..<(offset + 4)], as: UTF8.self), radix: 16)
         else { throw error }
         offset += 4
@@ -212,5 +213,12 @@ private struct Parser {
         }
         guard let number = Double(String(decoding: bytes[start..<offset], as: UTF8.self)) else { throw error }
         return number
+    }
+}
+
+extension UInt8 {
+    /// An ASCII `0-9`, `a-f` or `A-F`.
+    fileprivate var isHexDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
     }
 }

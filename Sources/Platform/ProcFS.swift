@@ -54,7 +54,12 @@ public struct ProcFS: Sendable {
 
     /// A number field of `/proc/PID/status` (`"PPid:"`, `"Uid:"`: the first number after it).
     public func statusField(_ key: String, of process: UInt32) -> UInt32? {
-        guard let bytes = contents("status", of: process, limit: 4096) else { return nil }
+        contents("status", of: process, limit: 4096).flatMap { Self.statusField(key, in: $0) }
+    }
+
+    /// A number field in the bytes of a `/proc/PID/status` file: the first number after `key`
+    /// on the first line that starts with it.
+    public static func statusField(_ key: String, in bytes: [UInt8]) -> UInt32? {
         for line in bytes.split(separator: UInt8(ascii: "\n")) where line.starts(with: key.utf8) {
             let value = line.dropFirst(key.utf8.count).drop { $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: " ") }
             return UInt32(String(decoding: value.prefix { $0 >= 0x30 && $0 <= 0x39 }, as: UTF8.self))
@@ -65,7 +70,11 @@ public struct ProcFS: Sendable {
     /// The cgroup v2 path of `process` (`0::/user.slice/…/app-….scope` in `/proc/PID/cgroup`),
     /// or nil on a system without the unified hierarchy.
     public func cgroup(of process: UInt32) -> String? {
-        guard let bytes = contents("cgroup", of: process, limit: 8192) else { return nil }
+        contents("cgroup", of: process, limit: 8192).flatMap(Self.unifiedCgroup(in:))
+    }
+
+    /// The unified hierarchy's path in the bytes of a `/proc/PID/cgroup` file (its `0::` line).
+    public static func unifiedCgroup(in bytes: [UInt8]) -> String? {
         for line in bytes.split(separator: UInt8(ascii: "\n")) where line.starts(with: "0::".utf8) {
             return String(decoding: line.dropFirst(3), as: UTF8.self)
         }

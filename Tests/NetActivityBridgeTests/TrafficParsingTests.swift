@@ -75,6 +75,19 @@ import Testing
         #expect(parsed.records[1].cgroupID == 1)
     }
 
+    @Test func lookupAnswersCountTheirOwnSequencesOnly() {
+        func numbered(_ message: [UInt8], _ sequence: UInt32) -> [UInt8] {
+            Array(message[..<8]) + Self.le32(sequence) + message[12...]
+        }
+        // Lookups 5, 6 and 7: a socket for 5, an error (gone) for 6, and a socket of another batch.
+        let datagram = numbered(Self.socket(cookie: 1, received: 10, acked: 20), 5)
+            + numbered(Self.netlink(type: 2, Self.le32(UInt32(bitPattern: -2))), 6)
+            + numbered(Self.socket(cookie: 2, received: 1, acked: 2), 9)
+        let answers = SocketRecord.parse(lookupAnswers: datagram[...], firstSequence: 5, count: 3)
+        #expect(answers.answered == 2)
+        #expect(answers.records.map(\.cookie) == [1])
+    }
+
     @Test func unknownAttributesAreSkipped() {
         let attributes = Self.attribute(99, [1, 2, 3]) + Self.attribute(0x8000 | 21, Self.le64(5))
             + Self.attribute(2, Self.tcpInfo(received: 10, acked: 20))

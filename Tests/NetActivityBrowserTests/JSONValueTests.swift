@@ -26,7 +26,7 @@ import Testing
     @Test(arguments: [
         "", " ", "{", "}", "[1,]", "{\"a\":1,}", "{a:1}", "{\"a\" 1}", "[1 2]", "01", "-", "1.", ".5", "1e", "+1",
         "tru", "nul", "\"abc", "\"a\nb\"", #""\x""#, #""\u12""#, #""\ud83d""#, #""\ud83dx""#, #""\ud83d\u0041""#,
-        #""\udc00""#, "1 2", "{} x", "NaN", "Infinity",
+        #""\udc00""#, #""\u+041""#, #""\u-000""#, #""\ud83d\u+c00""#, "1 2", "{} x", "NaN", "Infinity",
     ])
     func malformedTextIsRefused(text: String) {
         #expect(parse(text) == nil, "\(text.debugDescription) parsed")

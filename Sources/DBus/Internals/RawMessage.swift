@@ -112,15 +112,21 @@ struct RawMessage {
     /// (`WireEncoder.finishMessage()`); validated by libdbus as `message(from:)` says.
     static func message(ofFinished wire: borrowing WireEncoder) throws(BusError) -> OwnedMessage {
         guard !wire.outOfMemory else { throw BusError.outOfMemory }
-        let parsed = try wire.withUnsafeBytes { (buffer) throws(BusError) in
-            try withDBusError { error in
-                dbus_message_demarshal(buffer.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(buffer.count), error)
-            }
-        }
+        let parsed = try wire.withUnsafeBytes { (buffer) throws(BusError) in try demarshal(buffer) }
         guard let parsed = OwnedMessage(created: parsed) else { throw BusError.outOfMemory }
         // A copy has serial 0, so the connection numbers it like any message it sends.
         guard let copy = parsed.copy() else { throw BusError.outOfMemory }
         return copy
+    }
+
+    /// A new message from the bytes in `buffer`, header and body, validated by libdbus in full
+    /// as it validates every message it reads from a socket; nil when libdbus runs out of
+    /// memory. The caller owns the reference (`OwnedMessage(created:)`).
+    static func demarshal(_ buffer: UnsafeRawBufferPointer) throws(BusError) -> OpaquePointer? {
+        guard buffer.count <= Int(Int32.max) else { throw BusError(.limitsExceeded, "\(buffer.count) bytes are no message") }
+        return try withDBusError { error in
+            dbus_message_demarshal(buffer.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(buffer.count), error)
+        }
     }
 
     /// A copy of header and body, unlocked and with serial 0 so that it can be sent.

@@ -92,6 +92,20 @@ public final class Message: @unchecked Sendable {
         return message
     }
 
+    /// The message `bytes` hold, header and body, as they come off a socket: checked by libdbus
+    /// in full, as every message it reads is, so bytes that break the marshalling rules are an
+    /// error, never a message. The seam the fuzz targets feed untrusted bytes through.
+    ///
+    /// - Throws: libdbus's error for bytes that are no valid message; `NoMemory`.
+    public convenience init(wireBytes bytes: [UInt8]) throws(BusError) {
+        // Array's withUnsafeBytes rethrows untyped: the typed error is carried out in a Result.
+        let parsed = try bytes.withUnsafeBytes { buffer in
+            Result { () throws(BusError) in try RawMessage.demarshal(buffer) }
+        }.get()
+        guard let owned = OwnedMessage(created: parsed) else { throw BusError.outOfMemory }
+        self.init(consuming: owned)
+    }
+
     /// The message's size on the wire, header and body, in bytes.
     public var wireSize: Int { wireBytes.count }
 

@@ -125,6 +125,23 @@ struct SocketRecord: Equatable, Sendable {
     }
 }
 
+extension SocketRecord {
+    /// The sockets among the answers to `count` lookups numbered from `firstSequence` in one
+    /// datagram, and how many of those lookups it answered (a socket, or an error when it is
+    /// gone). Messages of other sequences are skipped.
+    static func parse(lookupAnswers bytes: ArraySlice<UInt8>, firstSequence: UInt32, count: Int) -> (records: [SocketRecord], answered: Int) {
+        var records: [SocketRecord] = []
+        var answered = 0
+        for message in Netlink.messages(in: bytes) where message.sequence &- firstSequence < UInt32(count) {
+            answered += 1
+            if message.type == Netlink.sockDiagByFamily, let record = SocketRecord(payload: message.payload) {
+                records.append(record)
+            }
+        }
+        return (records, answered)
+    }
+}
+
 /// The request for a dump of every `protocolNumber` socket of `family` in `states` (a bit per
 /// TCP state), asking for `tcp_info`: an `nlmsghdr` and an `inet_diag_req_v2`.
 func socketDumpRequest(family: UInt8, protocolNumber: UInt8, states: UInt32, sequence: UInt32) -> [UInt8] {

@@ -67,12 +67,9 @@ final class SockDiagSocket {
             // Each request has exactly one answer: the socket, or an error.
             var answered = 0
             try exchange(request, datagrams: 10_000) { datagram in
-                for message in Netlink.messages(in: datagram) where message.sequence &- first < UInt32(batch.count) {
-                    answered += 1
-                    if message.type == Netlink.sockDiagByFamily, let record = SocketRecord(payload: message.payload) {
-                        found.append(record)
-                    }
-                }
+                let answers = SocketRecord.parse(lookupAnswers: datagram, firstSequence: first, count: batch.count)
+                answered += answers.answered
+                found += answers.records
                 return answered == batch.count
             }
         }

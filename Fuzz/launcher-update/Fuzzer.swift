@@ -1,0 +1,7 @@
+import FuzzTargets
+
+/// libFuzzer's entry point; the target is defined in FuzzTargets (`FuzzTarget.launcherUpdate`).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    FuzzTarget.launcherUpdate(data, size)
+}

@@ -1,0 +1,7 @@
+import FuzzTargets
+
+/// libFuzzer's entry point; the target is defined in FuzzTargets (`FuzzTarget.sockDiag`).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    FuzzTarget.sockDiag(data, size)
+}
