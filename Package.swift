@@ -80,6 +80,14 @@ let package = Package(
         .target(
             name: "NetActivityTestSupport", dependencies: ["BusTestSupport", "DBus", "NetActivityContract", "NetActivity"],
             path: "Tests/Support/NetActivityTestSupport"),
+        // The real desktop programs the system tests drive (a headless browser and its file
+        // server, packagekitd, a libunity app, network namespaces and a pacing server).
+        .target(
+            name: "StackTestSupport",
+            dependencies: ["BusTestSupport", "NetActivityTestSupport", "DBus", "NetActivityContract", "NetActivity", "Platform", "PrivateBusLauncher"],
+            path: "Tests/Support/StackTestSupport",
+            // Firefox's driver, run by the tests: Marionette with Python's standard library.
+            exclude: ["marionette.py"]),
         // The benchmark driver: `make bench`.
         .executableTarget(
             name: "netactivity-bench", dependencies: ["DBus", "NetActivityContract", "NetActivityBridge", "PrivateBusLauncher"],
@@ -143,7 +151,7 @@ let package = Package(
             name: "NetActivityBridgeTests",
             dependencies: [
                 "NetActivityBridge", "NetActivity", "NetActivityContract", "DBus", "BusTestSupport",
-                "NetActivityTestSupport", "Platform", "netactivityd", "netactivity",
+                "NetActivityTestSupport", "StackTestSupport", "Platform", "netactivityd", "netactivity",
             ]
         ),
         // `netactivity browser-host`: its framing and downloads alone, then the extension in the
@@ -152,10 +160,8 @@ let package = Package(
             name: "NetActivityBrowserTests",
             dependencies: [
                 "NetActivityBrowser", "NetActivity", "NetActivityContract", "DBus", "BusTestSupport",
-                "NetActivityTestSupport", "netactivityd", "netactivity",
-            ],
-            // Firefox's driver, run by the tests: Marionette with Python's standard library.
-            exclude: ["marionette.py"]
+                "NetActivityTestSupport", "StackTestSupport", "netactivityd", "netactivity",
+            ]
         ),
         // The repository as a user meets it: install-deps.sh, docs, man pages, completions, and
         // the docs' examples, compiled against the client modules and run against the service.

@@ -14,26 +14,26 @@ import Glibc
 /// `/all.html` is a page that downloads every file at once, one frame each (headless Chromium
 /// opens one URL only). Any other path gets 404. Stops accepting when released; a connection being served ends
 /// when its file is sent, when the client goes, or when the server is released.
-final class SlowFileServer: @unchecked Sendable {
+public final class SlowFileServer: @unchecked Sendable {
     /// One file, its bytes let through as the test says.
-    final class File: @unchecked Sendable {
-        let name: String
-        let size: Int
-        let sendsLength: Bool
+    public final class File: @unchecked Sendable {
+        public let name: String
+        public let size: Int
+        public let sendsLength: Bool
         private let condition = NSCondition()
         private var allowed = 0
         private var closed = false
         /// How many requests for it arrived.
-        private(set) var requests = 0
+        public private(set) var requests = 0
 
-        init(name: String, size: Int, sendsLength: Bool) {
+        public init(name: String, size: Int, sendsLength: Bool) {
             self.name = name
             self.size = size
             self.sendsLength = sendsLength
         }
 
         /// Lets the file's first `bytes` bytes through.
-        func allow(_ bytes: Int) {
+        public func allow(_ bytes: Int) {
             condition.lock()
             allowed = max(allowed, min(bytes, size))
             condition.broadcast()
@@ -41,7 +41,7 @@ final class SlowFileServer: @unchecked Sendable {
         }
 
         /// Lets the whole file through.
-        func finish() { allow(size) }
+        public func finish() { allow(size) }
 
         fileprivate func requested() {
             condition.lock()
@@ -65,13 +65,13 @@ final class SlowFileServer: @unchecked Sendable {
         }
     }
 
-    let port: UInt16
+    public let port: UInt16
     private let listener: Int32
     private let files: [String: File]
     private let stopped = NSCondition()
     private var isStopped = false
 
-    init(_ files: [File]) throws {
+    public init(_ files: [File]) throws {
         self.files = Dictionary(uniqueKeysWithValues: files.map { ("/" + $0.name, $0) })
         let listening: LoopbackListener
         do {
@@ -91,12 +91,12 @@ final class SlowFileServer: @unchecked Sendable {
     }
 
     /// `http://127.0.0.1:<port>/<name>`.
-    func url(_ name: String) -> String {
+    public func url(_ name: String) -> String {
         "http://127.0.0.1:\(port)/\(name)"
     }
 
     /// Stops accepting, and ends every file being served.
-    func stop() {
+    public func stop() {
         stopped.lock()
         isStopped = true
         stopped.unlock()
