@@ -80,14 +80,15 @@ let package = Package(
         .target(
             name: "NetActivityTestSupport", dependencies: ["BusTestSupport", "DBus", "NetActivityContract", "NetActivity"],
             path: "Tests/Support/NetActivityTestSupport"),
-        // The real desktop programs the system tests drive (a headless browser and its file
-        // server, packagekitd, a libunity app, network namespaces and a pacing server).
+        // The real desktop programs around the stack (a headless browser and its file server,
+        // packagekitd, a libunity app, network namespaces and a pacing server) and the whole stack
+        // started, faulted and sampled as one (`Stack`).
         .target(
             name: "StackTestSupport",
             dependencies: ["BusTestSupport", "NetActivityTestSupport", "DBus", "NetActivityContract", "NetActivity", "Platform", "PrivateBusLauncher"],
             path: "Tests/Support/StackTestSupport",
-            // Firefox's driver, run by the tests: Marionette with Python's standard library.
-            exclude: ["marionette.py"]),
+            // Run by the tests with python3: Firefox's driver (Marionette), the GLib watcher.
+            exclude: ["marionette.py", "glib-watcher.py"]),
         // The benchmark driver: `make bench`.
         .executableTarget(
             name: "netactivity-bench", dependencies: ["DBus", "NetActivityContract", "NetActivityBridge", "PrivateBusLauncher"],
@@ -161,6 +162,15 @@ let package = Package(
             dependencies: [
                 "NetActivityBrowser", "NetActivity", "NetActivityContract", "DBus", "BusTestSupport",
                 "NetActivityTestSupport", "StackTestSupport", "netactivityd", "netactivity",
+            ]
+        ),
+        // The whole stack on one private bus under faults (SIGKILL, SIGSTOP, the bus restarted),
+        // and its soak (`make soak`).
+        .testTarget(
+            name: "NetActivityStackTests",
+            dependencies: [
+                "NetActivity", "NetActivityContract", "DBus", "BusTestSupport", "NetActivityTestSupport", "StackTestSupport",
+                "netactivityd", "netactivity",
             ]
         ),
         // The repository as a user meets it: install-deps.sh, docs, man pages, completions, and

@@ -220,10 +220,7 @@ public final class HeadlessBrowser {
 
     /// Whether process `pid` has gone: no such process, or a zombie no one reaped yet.
     public static func hasGone(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return true }
-        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+        StackTestSupport.hasGone(pid)
     }
 
     /// Adds the browser's descendants now running to `family`.
@@ -237,6 +234,13 @@ public final class HeadlessBrowser {
                 let parent = Int32(line.dropFirst(5).trimmingCharacters(in: .whitespaces))
             else { continue }
             parents[pid] = parent
+        }
+        // Chromium's crash handler leaves the tree at once (it forks twice): it is found by
+        // the profile it names.
+        for pid in parents.keys where !family.contains(pid) {
+            if let command = try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8), command.contains(home) {
+                family.insert(pid)
+            }
         }
         var found = family.union([browser.pid])
         var grew = true
