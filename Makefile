@@ -11,6 +11,8 @@
 #   make deb                     netactivity_VERSION_ARCH.deb, statically linked (debian/);
 #                                make test-deb checks it (part of make test)
 #   make bench                   netactivityd against libdbus floors (docs/benchmarks.md)
+#   make soak [SOAK_MINUTES=60]  the whole stack running and churning for an hour, its parts' memory,
+#                                descriptors, threads and CPU sampled each minute (make test: 2 min)
 #   make interface               regenerates dbus/$(BUS_NAME).xml and gnome-extension/src/interface.js
 #                                from the contract's descriptors
 #   make install-autostart       start `netactivity tray` at login (~/.config/autostart)
@@ -67,7 +69,7 @@ NETACTIVITYD ?=
 # Likewise for the command line; by default the `netactivity` beside $(NETACTIVITYD).
 NETACTIVITY ?= $(if $(NETACTIVITYD),$(dir $(NETACTIVITYD))netactivity,$(RELEASE_CLI))
 
-.PHONY: all deps build release run test check test-debug install uninstall install-autostart uninstall-autostart clean bench bench-deps \
+.PHONY: all deps build release run test check test-debug soak install uninstall install-autostart uninstall-autostart clean bench bench-deps \
 	deb deb-deps test-deb-deps release-static test-deb interface
 
 all: build
@@ -137,6 +139,13 @@ test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan $(SWIFT_BUILD_FLAGS)
 	TSAN_OPTIONS=allocator_may_return_null=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan \
 		$(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) --filter $(SANITIZED_SUITES)
+
+## The whole stack's soak (`StackSoakTests`, docs/development.md): SOAK_MINUTES long, 60 by
+## default. `make test` runs the same test for 2 minutes, in its debug pass.
+SOAK_MINUTES ?= 60
+soak: deps
+	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+	SOAK_MINUTES=$(SOAK_MINUTES) $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --no-parallel --filter StackSoakTests
 
 # MARK: - Benchmarks
 

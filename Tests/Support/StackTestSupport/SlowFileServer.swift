@@ -12,7 +12,7 @@ import Glibc
 /// closing the connection (HTTP/1.0), so its size is unknown to the browser until then.
 ///
 /// `/all.html` is a page that downloads every file at once, one frame each (headless Chromium
-/// opens one URL only). Any other path gets 404. Stops accepting when released; a connection being served ends
+/// opens one URL only); `/paced.html?every=SECONDS` one that keeps downloading. Any other path gets 404. Stops accepting when released; a connection being served ends
 /// when its file is sent, when the client goes, or when the server is released.
 public final class SlowFileServer: @unchecked Sendable {
     /// One file, its bytes let through as the test says.
@@ -134,6 +134,10 @@ public final class SlowFileServer: @unchecked Sendable {
             send("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: \(page.utf8.count)\r\nConnection: close\r\n\r\n" + page, on: connection)
             return
         }
+        if path.hasPrefix("/paced.html?every="), let seconds = Int(path.dropFirst("/paced.html?every=".count)) {
+            send(page(pacedEvery: seconds), on: connection)
+            return
+        }
         guard let file = files[path] else {
             send("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", on: connection)
             return
@@ -157,6 +161,29 @@ public final class SlowFileServer: @unchecked Sendable {
                 Thread.sleep(forTimeInterval: 0.1)
             }
         }
+    }
+
+    /// `/paced.html?every=SECONDS`: a page that downloads every file not named `churn-…` at
+    /// once, then the `churn-…` ones one at a time, SECONDS apart, in order of name, each
+    /// frame removed a minute later: a browser that keeps downloading for as long as it runs.
+    private func page(pacedEvery seconds: Int) -> String {
+        let names = files.values.map(\.name).sorted()
+        let now = names.filter { !$0.hasPrefix("churn-") }.map { "<iframe src=\"/\($0)\"></iframe>" }.joined()
+        let later = names.filter { $0.hasPrefix("churn-") }.map { "\"/\($0)\"" }.joined(separator: ",")
+        let page = """
+            <!doctype html><title>downloads</title>\(now)<script>
+            const later = [\(later)];
+            setInterval(() => {
+              const url = later.shift();
+              if (!url) return;
+              const frame = document.createElement("iframe");
+              frame.src = url;
+              document.body.appendChild(frame);
+              setTimeout(() => frame.remove(), 60000);
+            }, \(seconds * 1000));
+            </script>
+            """
+        return "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: \(page.utf8.count)\r\nConnection: close\r\n\r\n" + page
     }
 
     /// The path of the request, once its head is read; nil if the client went first.

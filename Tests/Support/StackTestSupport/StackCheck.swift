@@ -196,3 +196,36 @@ extension Stack {
         }
     }
 }
+
+extension Stack {
+    /// Reads on the watchers' output, keeping what they showed that never existed in
+    /// `watcherProblems`, and starts again the parts that ended: the part of `check()` a soak
+    /// runs every second, without its calls to the bus.
+    public func readWatchers() throws {
+        try supervise()
+        for watcher in watchers {
+            watcherProblems += watcher.read(checking: { self.neverExisted($0) }).prefix(5)
+        }
+    }
+
+    /// The long-lived parts' processes now, by name, for sampling: the service, the bus, the
+    /// bridge, the tray, the browser host, the shell's helper and the JSON watcher.
+    public func longLivedProcesses() throws -> [(name: String, pid: Int32)] {
+        var processes: [(name: String, pid: Int32)] = [("netactivityd", try serviceProcess())]
+        if let pid = bus.pid { processes.append(("dbus-daemon", pid)) }
+        processes += [("bridge", bridge.pid), ("tray", tray.pid)]
+        let probe = try ServiceProbe(address: bus.address)
+        if let host = try serviceActivities(probe).first(where: { $0.label == stalled.name })?.processID {
+            processes.append(("browser host", Int32(bitPattern: host)))
+        }
+        // The shell starts its helper in the background, and the helper leaves its process tree.
+        let helperCommand = "shell-helper\0--shell-pid\0\(shell.pid)\0"
+        if let helper = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap(Int32.init).first(where: { pid in
+            ((try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "").contains(helperCommand)
+        }) {
+            processes.append(("shell helper", helper))
+        }
+        if let watch = watchers.first(where: { $0.kind == .json }) { processes.append(("watch --format json", watch.process.pid)) }
+        return processes
+    }
+}
