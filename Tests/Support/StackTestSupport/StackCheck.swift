@@ -8,21 +8,6 @@ import NetActivityTestSupport
 import Glibc
 #endif
 
-/// One live activity as the service publishes it (`GetManagedObjects`), duplicates kept.
-public struct ServiceActivity: Sendable, CustomStringConvertible {
-    public var label: String
-    public var processID: UInt32
-    public var application: String
-    public var claimedApplication: String
-    public var completed: UInt64
-    public var total: UInt64
-    public var fraction: Double
-
-    public var description: String {
-        "'\(label)' pid \(processID) \(claimedApplication.isEmpty ? application : claimedApplication) \(completed)/\(total) \(fraction)"
-    }
-}
-
 /// What "every part is back" means, checked as a whole: each part runs and holds its bus name,
 /// every live transfer is shown exactly once by the service, both watchers and the tray, with
 /// its label, application and bytes, and no activity belongs to a process that is gone.
@@ -60,16 +45,11 @@ extension Stack {
         {
             problems.append("the download's host (pid \(host)) is not the running browser's (pid \(browserPID))")
         }
-        let shown = live.map { WatchedActivity(
-            label: $0.label, application: $0.application, claimedApplication: $0.claimedApplication,
-            completed: $0.completed, total: $0.total, fraction: $0.fraction) }
         for watcher in watchers {
             if !watcher.process.isRunning { problems.append("the \(watcher.kind) watcher exited: \(watcher.process.stderrText.suffix(500))") }
             let seen = watcher.last.map(\.label).sorted()
-            if seen != shown.map(\.label).sorted() { problems.append("the \(watcher.kind) watcher shows \(seen), the service \(shown.map(\.label).sorted())") }
-            problems += checkShown(watcher.last.map { ServiceActivity(
-                label: $0.label, processID: 0, application: $0.application, claimedApplication: $0.claimedApplication,
-                completed: $0.completed, total: $0.total, fraction: $0.fraction) }, by: "the \(watcher.kind) watcher")
+            if seen != live.map(\.label).sorted() { problems.append("the \(watcher.kind) watcher shows \(seen), the service \(live.map(\.label).sorted())") }
+            problems += checkShown(watcher.last, by: "the \(watcher.kind) watcher")
         }
         problems += checkTray(probe, expecting: live.map(\.label))
         return problems
@@ -97,9 +77,9 @@ extension Stack {
     // MARK: - What each view must show
 
     /// The transfers that are live now, each exactly once with its application and bytes.
-    private func checkShown(_ activities: [ServiceActivity], by viewer: String) -> [String] {
+    private func checkShown(_ activities: [ShownActivity], by viewer: String) -> [String] {
         var problems: [String] = []
-        func one(_ label: String, _ what: String, _ condition: (ServiceActivity) -> Bool) {
+        func one(_ label: String, _ what: String, _ condition: (ShownActivity) -> Bool) {
             let matching = activities.filter { $0.label == label }
             if matching.count != 1 {
                 problems.append("\(viewer) shows '\(label)' \(matching.count) times")
@@ -135,7 +115,7 @@ extension Stack {
 
     /// What is wrong with a state a watcher showed, if it could never have existed: a label no
     /// one began, a transfer shown twice, bytes no one reported.
-    func neverExisted(_ state: [WatchedActivity]) -> String? {
+    func neverExisted(_ state: [ShownActivity]) -> String? {
         let labels = state.map(\.label)
         if Set(labels).count != labels.count { return "a transfer shown twice" }
         let known: Set<String> = ["held", Self.fetcher.name, Self.downloader.name, Self.shellCommand, stalled.name]
@@ -180,14 +160,14 @@ extension Stack {
     }
 
     /// Every live activity object, from `GetManagedObjects`.
-    public func serviceActivities(_ probe: ServiceProbe) throws -> [ServiceActivity] {
+    public func serviceActivities(_ probe: ServiceProbe) throws -> [ShownActivity] {
         let reply = try probe.call("GetManagedObjects", interface: .objectManager)
         return (reply.first?.elements ?? []).compactMap { object in
             guard case .dictEntry(_, let interfaces) = object,
                 let properties = interfaces.stringKeyedEntries?[NetActivityBus.activityInterface.rawValue]?
                     .stringKeyedEntries?.compactMapValues(\.unwrapped)
             else { return nil }
-            return ServiceActivity(
+            return ShownActivity(
                 label: properties["Label"]?.string ?? "", processID: properties["ProcessID"]?.uint32 ?? UInt32.max,
                 application: properties["Application"]?.string ?? "",
                 claimedApplication: properties["ClaimedApplication"]?.string ?? "",

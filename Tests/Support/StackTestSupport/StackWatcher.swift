@@ -5,9 +5,11 @@ import Foundation
 import Glibc
 #endif
 
-/// One live activity as a watcher printed it.
-public struct WatchedActivity: Equatable, Sendable, CustomStringConvertible {
+/// One live activity as the service publishes it or a watcher printed it.
+public struct ShownActivity: Equatable, Sendable, CustomStringConvertible {
     public var label: String
+    /// The owner's process, from the service; `UInt32.max` where unknown or not shown.
+    public var processID: UInt32 = .max
     public var application: String
     public var claimedApplication: String
     public var completed: UInt64
@@ -16,7 +18,8 @@ public struct WatchedActivity: Equatable, Sendable, CustomStringConvertible {
     public var fraction: Double
 
     public var description: String {
-        "'\(label)' \(claimedApplication.isEmpty ? application : claimedApplication) \(completed)/\(total)"
+        "'\(label)'" + (processID == .max ? "" : " pid \(processID)")
+            + " \(claimedApplication.isEmpty ? application : claimedApplication) \(completed)/\(total)"
             + (fraction >= 0 ? " \(fraction)" : "")
     }
 }
@@ -41,7 +44,7 @@ public final class StackWatcher {
     private var offset: off_t = 0
     private var partial: [UInt8] = []
     /// The last state read.
-    public private(set) var last: [WatchedActivity] = []
+    public private(set) var last: [ShownActivity] = []
     /// How many states were read.
     public private(set) var states = 0
 
@@ -68,7 +71,7 @@ public final class StackWatcher {
     /// Reads the states printed since the last call, hands each to `check` (which returns what
     /// is wrong with it, or nil), and returns the problems found, each with the watcher's name.
     @discardableResult
-    public func read(checking check: ([WatchedActivity]) -> String? = { _ in nil }) -> [String] {
+    public func read(checking check: ([ShownActivity]) -> String? = { _ in nil }) -> [String] {
         var problems: [String] = []
         let descriptor = open(file, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return ["\(kind): cannot open \(file)"] }
@@ -96,12 +99,12 @@ public final class StackWatcher {
         return problems
     }
 
-    private func parse(_ line: [UInt8]) -> (activities: [WatchedActivity], problem: String?)? {
+    private func parse(_ line: [UInt8]) -> (activities: [ShownActivity], problem: String?)? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
             let list = object["activities"] as? [[String: Any]]
         else { return nil }
         let activities = list.map { entry in
-            WatchedActivity(
+            ShownActivity(
                 label: entry["label"] as? String ?? "", application: entry["application"] as? String ?? "",
                 claimedApplication: entry["claimed_application"] as? String ?? "",
                 completed: (entry["completed"] as? NSNumber)?.uint64Value ?? 0,
