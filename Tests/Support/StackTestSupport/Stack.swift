@@ -19,6 +19,7 @@ import Glibc
 /// - the browser extension in headless Chromium, whose native host reports a download from a
 ///   `SlowFileServer` on 127.0.0.1;
 /// - two watchers, `netactivity watch --format json` and a GLib client (`StackWatcher`);
+/// - GNOME Shell with the extension, headless, where one is installed (`GnomeShell`);
 /// - the sources' clients: a real libunity app (the launcher API), bash with the shell hook
 ///   running a matched command, curl in an app scope paced through the traffic source, and a
 ///   library client of the test's own;
@@ -39,6 +40,9 @@ public final class Stack {
     public private(set) var shell: StackPart!
     public private(set) var launcherApp: StackPart!
     public private(set) var transfer: StackPart!
+    /// GNOME Shell with the extension, where one runs (`GnomeShell`).
+    public private(set) var gnomeShell: StackPart?
+    public private(set) var gnome: GnomeShell?
     public private(set) var browser: HeadlessBrowser!
     /// The browsers killed so far, kept until the end so their leftovers can be looked for.
     public private(set) var killedBrowsers: [HeadlessBrowser] = []
@@ -77,6 +81,7 @@ public final class Stack {
     private let launcherSteps: [String]
     /// The page the browser opens.
     private let page: String
+    private let withGnomeShell: Bool
 
     /// Starts every part and waits until each shows what it should (`check()` passes), up to
     /// `timeout`. For a soak, `downloads` more files (`churn-N.bin`, 1 MiB each) are
@@ -84,9 +89,10 @@ public final class Stack {
     /// `launcherSteps`, of which the first and the last must be progress 0.25 shown.
     public init(
         timeout: Duration = .seconds(60), downloads: Int = 0, downloadEvery: Int = 20,
-        launcherSteps: [String] = ["progress=0.25,visible=1"]
+        launcherSteps: [String] = ["progress=0.25,visible=1"], withGnomeShell: Bool = GnomeShell.unavailable == nil
     ) throws {
         self.launcherSteps = launcherSteps
+        self.withGnomeShell = withGnomeShell
         directory = "/tmp/na-stack-\(getpid())-\(UUID().uuidString.prefix(6))"
         try FileManager.default.createDirectory(atPath: directory + "/data/applications", withIntermediateDirectories: true)
         for (id, name) in [Self.fetcher, Self.downloader] {
@@ -143,6 +149,11 @@ public final class Stack {
             try StackWatcher(.glib, address: address, directory: directory),
         ]
         try startBrowser()
+        if withGnomeShell {
+            let shell = try GnomeShell(directory: directory, address: address)
+            gnome = shell
+            gnomeShell = try StackPart("gnome-shell", restart: .always) { try shell.launch() }
+        }
 
         // MARK: The sources' clients
         let home = directory
@@ -178,7 +189,7 @@ public final class Stack {
     }
 
     /// The long-lived parts the stack starts again.
-    public var parts: [StackPart] { [bridge, tray, shell, launcherApp, transfer].compactMap { $0 } }
+    public var parts: [StackPart] { [bridge, tray, shell, launcherApp, transfer, gnomeShell].compactMap { $0 } }
 
     // MARK: - Driving
 
@@ -224,6 +235,7 @@ public final class Stack {
         for watcher in watchers { watcher.process.send(signal: SIGKILL) }
         watchers = []
         for part in parts { part.stop() }
+        for pid in gnome?.processes ?? [] { kill(pid, SIGKILL) }
         browser = nil
         killedBrowsers = []
         held.end()
@@ -237,8 +249,9 @@ public final class Stack {
         let browsers = ([browser] + killedBrowsers).compactMap { $0 }
         for browser in browsers { browser.rememberFamily() }
         let family = browsers.flatMap(\.survivors)
+        let gnomeProcesses = gnome?.processes ?? []
         stopAll()
-        let all = everyPID.union(services).union(family)
+        let all = everyPID.union(services).union(family).union(gnomeProcesses)
         var left: [Int32] = []
         try? waitUntil("", timeout: grace) {
             left = all.filter { !hasGone($0) }.sorted()

@@ -52,6 +52,9 @@ extension Stack {
             problems += checkShown(watcher.last, by: "the \(watcher.kind) watcher")
         }
         problems += checkTray(probe, expecting: live.map(\.label))
+        if let gnome {
+            problems += checkGnomeShell(gnome, expecting: live.map(\.label))
+        }
         return problems
     }
 
@@ -150,6 +153,15 @@ extension Stack {
         return problems
     }
 
+    /// The GNOME Shell indicator's menu lists each live transfer once.
+    private func checkGnomeShell(_ gnome: GnomeShell, expecting labels: [String]) -> [String] {
+        guard let lines = try? gnome.menuLines() else { return ["GNOME Shell's menu cannot be read"] }
+        return labels.compactMap { label in
+            let times = lines.filter { $0.contains(label) }.count
+            return times == 1 ? nil : "GNOME Shell's menu names '\(label)' \(times) times: \(lines)"
+        }
+    }
+
     // MARK: - Reading the bus
 
     func owner(of name: BusName, on probe: ServiceProbe) -> Int32? {
@@ -188,24 +200,36 @@ extension Stack {
         }
     }
 
-    /// The long-lived parts' processes now, by name, for sampling: the service, the bus, the
-    /// bridge, the tray, the browser host, the shell's helper and the JSON watcher.
-    public func longLivedProcesses() throws -> [(name: String, pid: Int32)] {
-        var processes: [(name: String, pid: Int32)] = [("netactivityd", try serviceProcess())]
-        if let pid = bus.pid { processes.append(("dbus-daemon", pid)) }
-        processes += [("bridge", bridge.pid), ("tray", tray.pid)]
+    /// The long-lived parts' processes now, for sampling: the service, the bus (less one
+    /// descriptor for each connection it has), the bridge, the tray, the browser host, the
+    /// shell's helper, the JSON watcher and GNOME Shell.
+    public func longLivedProcesses() throws -> [StackSampler.Part] {
         let probe = try ServiceProbe(address: bus.address)
+        var processes = [StackSampler.Part("netactivityd", try serviceProcess())]
+        if let pid = bus.pid {
+            let names = try probe.connection.call(
+                Message.methodCall(
+                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                    member: "ListNames")
+            ).arguments().first?.elements ?? []
+            let connections = names.filter { $0.string?.hasPrefix(":") == true }.count
+            processes.append(StackSampler.Part("dbus-daemon", pid, transientDescriptors: connections))
+        }
+        processes += [StackSampler.Part("bridge", bridge.pid), StackSampler.Part("tray", tray.pid)]
         if let host = try serviceActivities(probe).first(where: { $0.label == stalled.name })?.processID {
-            processes.append(("browser host", Int32(bitPattern: host)))
+            processes.append(StackSampler.Part("browser host", Int32(bitPattern: host)))
         }
         // The shell starts its helper in the background, and the helper leaves its process tree.
         let helperCommand = "shell-helper\0--shell-pid\0\(shell.pid)\0"
         if let helper = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap(Int32.init).first(where: { pid in
             ((try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "").contains(helperCommand)
         }) {
-            processes.append(("shell helper", helper))
+            processes.append(StackSampler.Part("shell helper", helper))
         }
-        if let watch = watchers.first(where: { $0.kind == .json }) { processes.append(("watch --format json", watch.process.pid)) }
+        if let watch = watchers.first(where: { $0.kind == .json }) {
+            processes.append(StackSampler.Part("watch --format json", watch.process.pid))
+        }
+        if let gnomeShell { processes.append(StackSampler.Part("gnome-shell", gnomeShell.pid)) }
         return processes
     }
 }

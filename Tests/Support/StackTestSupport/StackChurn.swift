@@ -14,6 +14,7 @@ import Glibc
 ///   client namespace, outside any app scope: shown as `curl`);
 /// - a launcher update every 10 s (the libunity app's next step);
 /// - a PackageKit transaction every 30 s (`pkcon refresh force`, dummy backend);
+/// - the GNOME Shell indicator's menu opened, read and closed every 10 s, where the shell runs;
 /// - the browser's downloads, which its page (`/paced.html`) starts on its own.
 ///
 /// `stop()` lets the running clients finish and waits for them.
@@ -29,7 +30,7 @@ public final class StackChurn {
     public private(set) var counts: [String: Int] = [:]
 
     private enum Chore: CaseIterable {
-        case client, transfer, launcher, transaction
+        case client, transfer, launcher, transaction, menu
 
         var every: Duration {
             switch self {
@@ -37,6 +38,7 @@ public final class StackChurn {
             case .transfer: .seconds(60)
             case .launcher: .seconds(10)
             case .transaction: .seconds(30)
+            case .menu: .seconds(10)
             }
         }
     }
@@ -93,6 +95,10 @@ public final class StackChurn {
         case .launcher:
             stack.launcherApp.process.send(signal: SIGUSR1)
             counts["launcher updates", default: 0] += 1
+        case .menu:
+            guard let gnome = stack.gnome else { return }
+            _ = try gnome.menuLines()
+            counts["GNOME Shell menu opened and closed", default: 0] += 1
         case .transaction:
             guard transactions.isEmpty else { return }
             transactions.append(try stack.packageKit.pkcon(["refresh", "force"]))
