@@ -33,7 +33,7 @@ struct StackFaultTests {
         let clock = ContinuousClock()
         let started = clock.now
         let stack = try Stack()
-        print("stack: every part up in \(format(clock.now - started))")
+        print("stack: every part up in \(format(clock.now - started)), GNOME Shell \(stack.gnome == nil ? "not installed here" : "with them")")
         var recoveries: [StackFault: [Duration]] = [:]
         for (number, fault) in faults.enumerated() {
             let done = try stack.inject(fault)
