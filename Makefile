@@ -11,6 +11,8 @@
 #   make deb                     netactivity_VERSION_ARCH.deb, statically linked (debian/);
 #                                make test-deb checks it (part of make test)
 #   make bench                   netactivityd against libdbus floors (docs/benchmarks.md)
+#   make soak [SOAK_MINUTES=60]  the whole stack running and churning for an hour, its parts' memory,
+#                                descriptors, threads and CPU sampled each minute (make test: 2 min)
 #   make interface               regenerates dbus/$(BUS_NAME).xml and gnome-extension/src/interface.js
 #                                from the contract's descriptors
 #   make install-autostart       start `netactivity tray` at login (~/.config/autostart)
@@ -70,7 +72,7 @@ NETACTIVITYD ?=
 # Likewise for the command line; by default the `netactivity` beside $(NETACTIVITYD).
 NETACTIVITY ?= $(if $(NETACTIVITYD),$(dir $(NETACTIVITYD))netactivity,$(RELEASE_CLI))
 
-.PHONY: all deps build release run test check test-debug install uninstall install-autostart uninstall-autostart clean bench bench-deps \
+.PHONY: all deps build release run test check test-debug soak install uninstall install-autostart uninstall-autostart clean bench bench-deps \
 	deb deb-deps test-deb-deps release-static test-deb interface
 
 all: build
@@ -161,8 +163,9 @@ lane-test-waiting: lane-build-debug
 DEBUG_BUILD = $(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 UNIT_RUN = NETACTIVITY_TESTS=unit $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --parallel
 ## The suites that spend their time waiting on transfers paced in time: the traffic source's
-## (2-second samples, 5 seconds of quiet before an end) and the real browsers' downloads.
-WAITING_SUITES := '^NetActivityBridgeTests\.Traffic|^NetActivityBrowserTests\.RealBrowserTests/'
+## (2-second samples, 5 seconds of quiet before an end), the real browsers' downloads, and the
+## whole stack's faults and 2-minute soak.
+WAITING_SUITES := '^NetActivityBridgeTests\.Traffic|^NetActivityBrowserTests\.RealBrowserTests/|^NetActivityStackTests\.'
 DEBUG_RUN = $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) --skip $(WAITING_SUITES)
 WAITING_RUN = $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) --filter $(WAITING_SUITES)
 
@@ -241,6 +244,13 @@ fuzz-merge:
 ## for more than its fewer executions in so short a run.
 test-fuzz:
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=15 FUZZ_CONFIGURATION=debug
+
+## The whole stack's soak (`StackSoakTests`, docs/development.md): SOAK_MINUTES long, 60 by
+## default. `make test` runs the same test for 2 minutes, in its debug pass.
+SOAK_MINUTES ?= 60
+soak: deps
+	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+	SOAK_MINUTES=$(SOAK_MINUTES) $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --no-parallel --filter StackSoakTests
 
 # MARK: - Benchmarks
 

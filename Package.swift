@@ -80,6 +80,15 @@ let package = Package(
         .target(
             name: "NetActivityTestSupport", dependencies: ["BusTestSupport", "DBus", "NetActivityContract", "NetActivity"],
             path: "Tests/Support/NetActivityTestSupport"),
+        // The real desktop programs around the stack (a headless browser and its file server,
+        // packagekitd, a libunity app, network namespaces and a pacing server) and the whole stack
+        // started, faulted and sampled as one (`Stack`).
+        .target(
+            name: "StackTestSupport",
+            dependencies: ["BusTestSupport", "NetActivityTestSupport", "DBus", "NetActivityContract", "NetActivity", "Platform", "PrivateBusLauncher"],
+            path: "Tests/Support/StackTestSupport",
+            // Run by the tests with python3: Firefox's driver (Marionette), the GLib watcher.
+            exclude: ["marionette.py", "glib-watcher.py"]),
         // The benchmark driver: `make bench`.
         .executableTarget(
             name: "netactivity-bench", dependencies: ["DBus", "NetActivityContract", "NetActivityBridge", "PrivateBusLauncher"],
@@ -143,7 +152,7 @@ let package = Package(
             name: "NetActivityBridgeTests",
             dependencies: [
                 "NetActivityBridge", "NetActivity", "NetActivityContract", "DBus", "BusTestSupport",
-                "NetActivityTestSupport", "Platform", "DesktopApplications", "netactivityd", "netactivity",
+                "NetActivityTestSupport", "StackTestSupport", "Platform", "DesktopApplications", "netactivityd", "netactivity",
             ],
             // plasmashell's introspection, read by PlasmaJobsServerTests.
             exclude: ["Fixtures"]
@@ -154,10 +163,17 @@ let package = Package(
             name: "NetActivityBrowserTests",
             dependencies: [
                 "NetActivityBrowser", "NetActivity", "NetActivityContract", "DBus", "BusTestSupport",
-                "NetActivityTestSupport", "netactivityd", "netactivity",
-            ],
-            // Firefox's driver, run by the tests: Marionette with Python's standard library.
-            exclude: ["marionette.py"]
+                "NetActivityTestSupport", "StackTestSupport", "netactivityd", "netactivity",
+            ]
+        ),
+        // The whole stack on one private bus under faults (SIGKILL, SIGSTOP, the bus restarted),
+        // and its soak (`make soak`).
+        .testTarget(
+            name: "NetActivityStackTests",
+            dependencies: [
+                "NetActivity", "NetActivityContract", "DBus", "BusTestSupport", "NetActivityTestSupport", "StackTestSupport",
+                "netactivityd", "netactivity",
+            ]
         ),
         // The repository as a user meets it: install-deps.sh, docs, man pages, completions, and
         // the docs' examples, compiled against the client modules and run against the service.

@@ -16,9 +16,19 @@ const POLL_INTERVAL_MS = 500;
 
 /** The port to the host, while a download is in progress. */
 let port = null;
-/** Whether the host went away on its own (missing, failed): not started again before the
- * next download event, so a broken install costs one attempt per event, not two a second. */
+/** Whether the host went away on its own (missing, failed, killed): not started again before
+ * the next download event or the retry below, so a broken install costs a few attempts a
+ * minute, not two a second. */
 let hostGone = false;
+/** The pending retry after the host went away while downloads were in progress: a host that
+ * crashed or was killed is started again, so the downloads show again without waiting for an
+ * event (a download's progress raises none). The delay doubles from 1 s to a minute, back to
+ * 1 s once a host has stayed up for 5 s. */
+let retry = null;
+let retryDelayMs = 1000;
+const RETRY_MAX_MS = 60000;
+const RETRY_RESET_MS = 5000;
+let connectedAt = 0;
 /** The pending poll, while one is scheduled. */
 let timer = null;
 /** Whether a poll is running, and whether an event came during it. */
@@ -57,11 +67,19 @@ function connect() {
   if (port || hostGone) return;
   const connected = api.runtime.connectNative(HOST);
   port = connected;
+  connectedAt = Date.now();
   connected.onDisconnect.addListener(() => {
     if (port !== connected) return;
     port = null;
     hostGone = true;
     stop();
+    // A host that ran a while was working: this is no broken install.
+    if (Date.now() - connectedAt >= RETRY_RESET_MS) retryDelayMs = 1000;
+    retry = setTimeout(() => {
+      retry = null;
+      wake();
+    }, retryDelayMs);
+    retryDelayMs = Math.min(retryDelayMs * 2, RETRY_MAX_MS);
   });
 }
 
@@ -124,6 +142,8 @@ async function poll() {
 /** A download event: polls now unless a poll is running or due within the interval. */
 function wake() {
   hostGone = false;
+  if (retry !== null) clearTimeout(retry);
+  retry = null;
   if (polling) {
     wokenWhilePolling = true;
   } else if (timer === null) {

@@ -23,6 +23,8 @@ public final class Bridge {
     private let loop: EventLoop
     private var sources: [any BridgeSource] = []
     private var connection: Connection?
+    /// Whether the loop stopped because the bus connection was lost.
+    private var lostBus = false
 
     /// The bus name that keeps a session to one bridge.
     public static let busName: BusName = "io.github.netactivity.Bridge"
@@ -33,7 +35,8 @@ public final class Bridge {
     }
 
     /// Runs until SIGTERM or SIGINT (0); 0 at once when another bridge runs; 1 when the
-    /// session bus cannot be reached.
+    /// session bus cannot be reached, or when it is lost: a failure, so that systemd's
+    /// `Restart=on-failure` starts the bridge again when the bus comes back.
     public func run() -> Int32 {
         let problems = options.problems
         let home = options.systemSide ? options.system : options.session
@@ -46,9 +49,10 @@ public final class Bridge {
                 problems("bridge: another bridge already runs on \(busName) (\(Self.busName)); leaving it to that one")
                 return 0
             }
-            connection.addFilter(for: .signal) { [loop] message in
+            connection.addFilter(for: .signal) { [weak self, loop] message in
                 guard message.isSignal(.local, "Disconnected") else { return false }
                 problems("bridge: lost \(busName); exiting")
+                self?.lostBus = true
                 loop.stop()
                 return true
             }
@@ -82,7 +86,7 @@ public final class Bridge {
         for source in sources { source.stop() }
         sources.removeAll()
         withExtendedLifetime((client, observing)) {}
-        return 0
+        return lostBus ? 1 : 0
     }
 }
 

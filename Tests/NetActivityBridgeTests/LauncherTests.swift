@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import NetActivityContract
 import NetActivityTestSupport
+import StackTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

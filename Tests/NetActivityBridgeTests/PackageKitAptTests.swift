@@ -1,5 +1,6 @@
 import BusTestSupport
 import Foundation
+import StackTestSupport
 import Testing
 
 #if canImport(Glibc)

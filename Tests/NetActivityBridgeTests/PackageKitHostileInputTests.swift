@@ -2,6 +2,7 @@ import BusTestSupport
 import DBus
 import Foundation
 import NetActivityTestSupport
+import StackTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import NetActivityTestSupport
 import Platform
+import StackTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

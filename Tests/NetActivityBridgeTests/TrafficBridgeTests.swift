@@ -4,6 +4,7 @@ import Foundation
 import NetActivity
 import NetActivityContract
 import NetActivityTestSupport
+import StackTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

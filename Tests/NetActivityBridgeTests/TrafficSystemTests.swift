@@ -4,6 +4,7 @@ import Foundation
 import NetActivity
 import NetActivityContract
 import NetActivityTestSupport
+import StackTestSupport
 import PrivateBusLauncher
 import Testing
 #if canImport(Glibc)

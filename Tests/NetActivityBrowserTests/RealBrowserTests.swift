@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import NetActivityContract
 import NetActivityTestSupport
+import StackTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -56,6 +57,29 @@ import Glibc
         // Idle: the extension lets go of the host, which exits.
         try waitUntil("the host (pid \(host)) to exit once no download is in progress") { HeadlessBrowser.hasGone(host) }
         #expect(report.requests == 1 && stream.requests == 1)
+    }
+
+    @Test(arguments: [HeadlessBrowser.Kind.chromium, .firefox])
+    func aHostKilledMidDownloadIsStartedAgainAndTheDownloadShowsAgain(kind: HeadlessBrowser.Kind) throws {
+        let service = try ServiceDaemon()
+        let browser = try HeadlessBrowser(kind, service: service)
+        let file = SlowFileServer.File(name: "stalled.iso", size: 8 << 20, sendsLength: true)
+        file.allow(256 * Self.kibibyte)
+        let server = try SlowFileServer([file])
+        try browser.start([server.url(file.name)])
+        // The download stalls: from here on, nothing about it changes, so no download event
+        // comes to wake the extension.
+        let shown = try browser.waitForActivity(file.name, "to show 128 KiB") { ($0["Completed"]?.uint64 ?? 0) >= 128 * 1024 }
+        let host = try #require(shown["ProcessID"]?.uint32.map { Int32(bitPattern: $0) })
+        kill(host, SIGKILL)
+        try waitUntil("the killed host (pid \(host)) to go") { HeadlessBrowser.hasGone(host) }
+        let again = try browser.waitForActivity(file.name, "to show again from a new host", timeout: .seconds(15)) {
+            $0["ProcessID"]?.uint32.map { Int32(bitPattern: $0) } != host
+        }
+        #expect((again["Completed"]?.uint64 ?? 0) >= 128 * 1024, "its bytes, not 0: \(again)")
+        #expect(again["Total"]?.uint64 == 8 << 20)
+        #expect(try browser.activities().count == 1)
+        withExtendedLifetime(server) {}
     }
 
     @Test(arguments: [HeadlessBrowser.Kind.chromium, .firefox])

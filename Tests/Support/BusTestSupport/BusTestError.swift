@@ -18,13 +18,13 @@ public struct BusTestError: Error, CustomStringConvertible, Sendable {
 
 extension Duration {
     /// The duration in seconds, for APIs that take a `TimeInterval`.
-    var seconds: Double {
+    public var seconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }
 
     /// The duration as people write it in messages: "5 s", "0.25 s".
-    var spoken: String {
+    public var spoken: String {
         let value = seconds
         if value == value.rounded() {
             return "\(Int64(value)) s"

@@ -31,7 +31,7 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Starts the child; with `input`, stdin is a pipe that receives `input` and is then closed.
-    init(
+    public init(
         _ executable: String, _ arguments: [String], environment: [String: String], input: String?
     ) throws {
         let child = try spawn(executable, arguments, environment: environment, pipeStdin: input != nil)

@@ -12,28 +12,28 @@ import Glibc
 /// closing the connection (HTTP/1.0), so its size is unknown to the browser until then.
 ///
 /// `/all.html` is a page that downloads every file at once, one frame each (headless Chromium
-/// opens one URL only). Any other path gets 404. Stops accepting when released; a connection being served ends
+/// opens one URL only); `/paced.html?every=SECONDS` one that keeps downloading. Any other path gets 404. Stops accepting when released; a connection being served ends
 /// when its file is sent, when the client goes, or when the server is released.
-final class SlowFileServer: @unchecked Sendable {
+public final class SlowFileServer: @unchecked Sendable {
     /// One file, its bytes let through as the test says.
-    final class File: @unchecked Sendable {
-        let name: String
-        let size: Int
-        let sendsLength: Bool
+    public final class File: @unchecked Sendable {
+        public let name: String
+        public let size: Int
+        public let sendsLength: Bool
         private let condition = NSCondition()
         private var allowed = 0
         private var closed = false
         /// How many requests for it arrived.
-        private(set) var requests = 0
+        public private(set) var requests = 0
 
-        init(name: String, size: Int, sendsLength: Bool) {
+        public init(name: String, size: Int, sendsLength: Bool) {
             self.name = name
             self.size = size
             self.sendsLength = sendsLength
         }
 
         /// Lets the file's first `bytes` bytes through.
-        func allow(_ bytes: Int) {
+        public func allow(_ bytes: Int) {
             condition.lock()
             allowed = max(allowed, min(bytes, size))
             condition.broadcast()
@@ -41,7 +41,7 @@ final class SlowFileServer: @unchecked Sendable {
         }
 
         /// Lets the whole file through.
-        func finish() { allow(size) }
+        public func finish() { allow(size) }
 
         fileprivate func requested() {
             condition.lock()
@@ -65,13 +65,13 @@ final class SlowFileServer: @unchecked Sendable {
         }
     }
 
-    let port: UInt16
+    public let port: UInt16
     private let listener: Int32
     private let files: [String: File]
     private let stopped = NSCondition()
     private var isStopped = false
 
-    init(_ files: [File]) throws {
+    public init(_ files: [File]) throws {
         self.files = Dictionary(uniqueKeysWithValues: files.map { ("/" + $0.name, $0) })
         let listening: LoopbackListener
         do {
@@ -91,12 +91,12 @@ final class SlowFileServer: @unchecked Sendable {
     }
 
     /// `http://127.0.0.1:<port>/<name>`.
-    func url(_ name: String) -> String {
+    public func url(_ name: String) -> String {
         "http://127.0.0.1:\(port)/\(name)"
     }
 
     /// Stops accepting, and ends every file being served.
-    func stop() {
+    public func stop() {
         stopped.lock()
         isStopped = true
         stopped.unlock()
@@ -134,6 +134,10 @@ final class SlowFileServer: @unchecked Sendable {
             send("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: \(page.utf8.count)\r\nConnection: close\r\n\r\n" + page, on: connection)
             return
         }
+        if path.hasPrefix("/paced.html?every="), let seconds = Int(path.dropFirst("/paced.html?every=".count)) {
+            send(page(pacedEvery: seconds), on: connection)
+            return
+        }
         guard let file = files[path] else {
             send("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", on: connection)
             return
@@ -157,6 +161,29 @@ final class SlowFileServer: @unchecked Sendable {
                 Thread.sleep(forTimeInterval: 0.1)
             }
         }
+    }
+
+    /// `/paced.html?every=SECONDS`: a page that downloads every file not named `churn-…` at
+    /// once, then the `churn-…` ones one at a time, SECONDS apart, in order of name, each
+    /// frame removed a minute later: a browser that keeps downloading for as long as it runs.
+    private func page(pacedEvery seconds: Int) -> String {
+        let names = files.values.map(\.name).sorted()
+        let now = names.filter { !$0.hasPrefix("churn-") }.map { "<iframe src=\"/\($0)\"></iframe>" }.joined()
+        let later = names.filter { $0.hasPrefix("churn-") }.map { "\"/\($0)\"" }.joined(separator: ",")
+        let page = """
+            <!doctype html><title>downloads</title>\(now)<script>
+            const later = [\(later)];
+            setInterval(() => {
+              const url = later.shift();
+              if (!url) return;
+              const frame = document.createElement("iframe");
+              frame.src = url;
+              document.body.appendChild(frame);
+              setTimeout(() => frame.remove(), 60000);
+            }, \(seconds * 1000));
+            </script>
+            """
+        return "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: \(page.utf8.count)\r\nConnection: close\r\n\r\n" + page
     }
 
     /// The path of the request, once its head is read; nil if the client went first.

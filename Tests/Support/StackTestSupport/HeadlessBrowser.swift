@@ -18,11 +18,11 @@ import Glibc
 /// local port (Chromium also resolves no other name); background networking (updates, sync,
 /// metrics, safe browsing) is off. Released, it stops the browser (SIGTERM, then SIGKILL), kills
 /// whatever the browser left running, and removes its home.
-final class HeadlessBrowser {
-    enum Kind: Sendable, CustomStringConvertible {
+public final class HeadlessBrowser {
+    public enum Kind: Sendable, CustomStringConvertible {
         case chromium, firefox
 
-        var description: String {
+        public var description: String {
             switch self {
             case .chromium: "chromium"
             case .firefox: "firefox"
@@ -30,18 +30,24 @@ final class HeadlessBrowser {
         }
     }
 
-    let kind: Kind
-    let service: ServiceDaemon
-    let probe: ServiceProbe
-    let home: String
-    private(set) var browser: ChildProcess?
+    public let kind: Kind
+    /// The bus the host reports to, as the browser's session bus.
+    public let address: String
+    public let probe: ServiceProbe
+    public let home: String
+    public private(set) var browser: ChildProcess?
     /// The browser's processes, found while it ran, for the sweep after it.
     private var family: Set<Int32> = []
 
-    init(_ kind: Kind, service: ServiceDaemon) throws {
+    public convenience init(_ kind: Kind, service: ServiceDaemon) throws {
+        try self.init(kind, address: service.address)
+    }
+
+    /// A browser whose host reports to the bus at `address`.
+    public init(_ kind: Kind, address: String) throws {
         self.kind = kind
-        self.service = service
-        probe = try service.probe()
+        self.address = address
+        probe = try ServiceProbe(address: address)
         home = NSTemporaryDirectory() + "netactivity-\(kind)-\(getpid())-\(UUID().uuidString.prefix(8))"
         switch kind {
         case .chromium:
@@ -70,13 +76,13 @@ final class HeadlessBrowser {
     }
 
     /// Chromium reads a user's host manifests from its profile: `~/.config/chromium`.
-    var userDataDirectory: String { home + "/.config/chromium" }
+    public var userDataDirectory: String { home + "/.config/chromium" }
     /// Firefox reads them from `~/.mozilla/native-messaging-hosts`, whatever the profile.
-    var firefoxProfile: String { home + "/firefox-profile" }
-    var downloads: String { home + "/Downloads" }
+    public var firefoxProfile: String { home + "/firefox-profile" }
+    public var downloads: String { home + "/Downloads" }
 
     /// The browser's desktop id on Debian, and the icon its entry names.
-    var desktopID: String {
+    public var desktopID: String {
         switch kind {
         case .chromium: "chromium"
         case .firefox: "firefox-esr"
@@ -86,7 +92,7 @@ final class HeadlessBrowser {
     /// Starts the browser with the extension and opens `urls`, each in a tab of its own
     /// (headless Chromium opens one only).
     @discardableResult
-    func start(_ urls: [String]) throws -> ChildProcess {
+    public func start(_ urls: [String]) throws -> ChildProcess {
         switch kind {
         case .chromium:
             guard urls.count == 1 else { throw BusTestError("headless Chromium opens one URL, not \(urls)") }
@@ -99,7 +105,7 @@ final class HeadlessBrowser {
     private var environment: [String: String] {
         [
             "HOME": home, "XDG_CONFIG_HOME": home + "/.config", "XDG_DATA_HOME": home + "/.local/share",
-            "XDG_CACHE_HOME": home + "/.cache", "DBUS_SESSION_BUS_ADDRESS": service.address,
+            "XDG_CACHE_HOME": home + "/.cache", "DBUS_SESSION_BUS_ADDRESS": address,
         ]
     }
 
@@ -134,7 +140,7 @@ final class HeadlessBrowser {
 
     /// Firefox's preferences: Marionette on any free port, downloads saved without asking, and
     /// nothing but 127.0.0.1 reached.
-    static func firefoxPreferences(downloads: String) -> String {
+    public static func firefoxPreferences(downloads: String) -> String {
         let preferences: [(String, String)] = [
             ("marionette.port", "0"),
             ("browser.download.dir", "\"\(downloads)\""), ("browser.download.folderList", "2"),
@@ -153,24 +159,24 @@ final class HeadlessBrowser {
         return preferences.map { "user_pref(\"\($0.0)\", \($0.1));\n" }.joined()
     }
 
-    static var testsDirectory: String { URL(fileURLWithPath: #filePath).deletingLastPathComponent().path }
+    public static var testsDirectory: String { URL(fileURLWithPath: #filePath).deletingLastPathComponent().path }
 
-    static var extensionDirectory: String {
-        URL(fileURLWithPath: testsDirectory).deletingLastPathComponent().deletingLastPathComponent()
+    public static var extensionDirectory: String {
+        URL(fileURLWithPath: testsDirectory).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("browser-extension").path
     }
 
     // MARK: - What the service shows
 
     /// Every live activity's properties, by label.
-    func activities() throws -> [String: [String: Value]] {
+    public func activities() throws -> [String: [String: Value]] {
         try probe.activityObjects()
     }
 
     /// Waits until the activity labelled `label` exists and `condition` holds for it; returns
     /// its properties then.
     @discardableResult
-    func waitForActivity(
+    public func waitForActivity(
         _ label: String, _ what: String, timeout: Duration = .seconds(30),
         _ condition: ([String: Value]) -> Bool = { _ in true }
     ) throws -> [String: Value] {
@@ -192,36 +198,33 @@ final class HeadlessBrowser {
     }
 
     /// Waits until the service holds no activity.
-    func waitForNoActivity(_ what: String, timeout: Duration = .seconds(30)) throws {
+    public func waitForNoActivity(_ what: String, timeout: Duration = .seconds(30)) throws {
         try waitUntil("no activity \(what); saw \(String(describing: try? activities().keys.sorted()))", timeout: timeout) {
             try probe.count() == 0
         }
     }
 
     /// The files in `downloads` with their sizes, for failure messages.
-    var downloadedFiles: [String] {
+    public var downloadedFiles: [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: downloads)) ?? []).sorted().map { name in
             let size = (try? FileManager.default.attributesOfItem(atPath: downloads + "/" + name)[.size] as? Int) ?? nil
             return "\(name) \(size.map(String.init) ?? "?")"
         }
     }
 
-    var browserLog: String {
+    public var browserLog: String {
         String((browser?.stderrText ?? "").split(separator: "\n").filter { !$0.contains("bus.cc") }.suffix(15).joined(separator: "\n"))
     }
 
     // MARK: - Processes
 
     /// Whether process `pid` has gone: no such process, or a zombie no one reaped yet.
-    static func hasGone(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return true }
-        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+    public static func hasGone(_ pid: Int32) -> Bool {
+        StackTestSupport.hasGone(pid)
     }
 
     /// Adds the browser's descendants now running to `family`.
-    func rememberFamily() {
+    public func rememberFamily() {
         guard let browser else { return }
         var parents: [Int32: Int32] = [:]
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
@@ -231,6 +234,13 @@ final class HeadlessBrowser {
                 let parent = Int32(line.dropFirst(5).trimmingCharacters(in: .whitespaces))
             else { continue }
             parents[pid] = parent
+        }
+        // Chromium's crash handler leaves the tree at once (it forks twice): it is found by
+        // the profile it names.
+        for pid in parents.keys where !family.contains(pid) {
+            if let command = try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8), command.contains(home) {
+                family.insert(pid)
+            }
         }
         var found = family.union([browser.pid])
         var grew = true
@@ -246,7 +256,7 @@ final class HeadlessBrowser {
     }
 
     /// The browser's descendants still running.
-    var survivors: [Int32] { family.filter { !Self.hasGone($0) }.sorted() }
+    public var survivors: [Int32] { family.filter { !Self.hasGone($0) }.sorted() }
 
     /// Kills every descendant still running, by pid.
     private func sweep() {

@@ -18,28 +18,28 @@ import Glibc
 /// lock shared with the machine's apt) and the whole of `/var/cache`. GSettings (which pkcon and
 /// packagekitd would write through dconf to `~/.cache`) is kept in memory. Everything is
 /// stopped when the object is released.
-final class PackageKitDaemon: Sendable {
+public final class PackageKitDaemon: Sendable {
     /// The bus packagekitd and polkit are on: the bridge's `--system-address`.
-    let bus: PrivateBus
-    let directory: String
+    public let bus: PrivateBus
+    public let directory: String
     private let polkit: ChildProcess
     private let daemon = Locked<ChildProcess?>(nil)
 
-    static let packagekitd = "/usr/libexec/packagekitd"
+    public static let packagekitd = "/usr/libexec/packagekitd"
 
     /// Which of packagekitd's backends runs.
-    enum Backend {
+    public enum Backend: Sendable {
         /// Debian's `dummy`: invented packages, timed steps, no network.
         case dummy
         /// The real apt backend, with `sources` as its only `sources.list`.
         case apt(sources: String)
     }
-    let backend: Backend
-    static let name: BusName = "org.freedesktop.PackageKit"
+    public let backend: Backend
+    public static let name: BusName = "org.freedesktop.PackageKit"
 
     /// Why these tests cannot run here, or nil. Only what a machine may truly lack: a missing
     /// package is an error (`make test` installs them), so is anything else that fails.
-    static let unavailable: String? = {
+    public static let unavailable: String? = {
         guard geteuid() == 0 else { return "packagekitd runs as root and these tests are not root" }
         let probe = try? run("unshare", ["--mount", "true"])
         guard probe?.succeeded == true else {
@@ -50,7 +50,7 @@ final class PackageKitDaemon: Sendable {
     }()
 
     /// Starts the bus and the polkit stand-in, then packagekitd unless `startDaemon` is false.
-    init(startDaemon: Bool = true, backend: Backend = .dummy) throws {
+    public init(startDaemon: Bool = true, backend: Backend = .dummy) throws {
         self.backend = backend
         for tool in ["unshare", "pkcon", "/usr/bin/python3", Self.packagekitd] where !isInstalled(tool) {
             throw BusTestError("\(tool) is not installed; `make deps` installs packagekit, packagekit-tools, python3-dbusmock")
@@ -99,7 +99,7 @@ final class PackageKitDaemon: Sendable {
 
     /// What the programs run here get: the bus as the system bus, GSettings in memory, a home
     /// of their own.
-    var environment: [String: String] {
+    public var environment: [String: String] {
         [
             "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "GSETTINGS_BACKEND": "memory", "HOME": directory + "/home",
             "XDG_CACHE_HOME": directory + "/home/.cache", "LANG": "C",
@@ -107,7 +107,7 @@ final class PackageKitDaemon: Sendable {
     }
 
     /// Starts packagekitd (again) and waits until it owns its name.
-    func start() throws {
+    public func start() throws {
         let script: String
         switch backend {
         case .dummy:
@@ -135,7 +135,7 @@ final class PackageKitDaemon: Sendable {
     }
 
     /// Kills packagekitd with SIGKILL and waits until the bus has seen it go.
-    func kill() throws {
+    public func kill() throws {
         guard let process = daemon.withLock({ $0 }) else { return }
         process.send(signal: SIGKILL)
         _ = try process.waitForExit(timeout: .seconds(10))
@@ -145,7 +145,7 @@ final class PackageKitDaemon: Sendable {
 
     /// `pkcon ARGUMENTS` started on this bus and left running; in packagekitd's mount
     /// namespace when `inItsNamespace` (`pkcon download` copies from packagekitd's apt cache).
-    func pkcon(_ arguments: [String], inItsNamespace: Bool = false) throws -> ChildProcess {
+    public func pkcon(_ arguments: [String], inItsNamespace: Bool = false) throws -> ChildProcess {
         guard inItsNamespace, let daemon = daemon.withLock({ $0 }) else {
             return try ChildProcess("pkcon", arguments, environment: environment)
         }
@@ -154,7 +154,7 @@ final class PackageKitDaemon: Sendable {
     }
 
     /// What packagekitd printed, for failure messages.
-    var log: String { daemon.withLock { $0?.stderrText ?? "" } }
+    public var log: String { daemon.withLock { $0?.stderrText ?? "" } }
 }
 
 private func isInstalled(_ tool: String) -> Bool {

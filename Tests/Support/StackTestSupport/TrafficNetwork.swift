@@ -11,18 +11,18 @@ import Glibc
 /// 10.213.0.1 and fd00:213::1, a client at 10.213.0.2 and fd00:213::2 whose default routes go
 /// through the veth, so the client's veth is the interface the traffic source counts. Deleted
 /// when released, so also when a test fails.
-final class TrafficNetwork {
-    let pair: NetworkNamespacePair
-    var server: String { pair.server }
-    var client: String { pair.client }
-    static let serverAddress = "10.213.0.1"
-    static let clientAddress = "10.213.0.2"
-    static let serverAddress6 = "fd00:213::1"
-    static let clientAddress6 = "fd00:213::2"
+public final class TrafficNetwork {
+    public let pair: NetworkNamespacePair
+    public var server: String { pair.server }
+    public var client: String { pair.client }
+    public static let serverAddress = "10.213.0.1"
+    public static let clientAddress = "10.213.0.2"
+    public static let serverAddress6 = "fd00:213::1"
+    public static let clientAddress6 = "fd00:213::2"
     private static let counter = Locked(0)
 
     /// Why the real-traffic tests cannot run here, or nil when they can.
-    static var unavailable: String? {
+    public static var unavailable: String? {
         if getuid() != 0 { return "needs root: it makes network namespaces, a veth pair and cgroups" }
         for tool in ["ip", "nsenter", "curl", "python3", "setpriv"] where executablePath(for: tool) == nil {
             return "\(tool) is not installed (scripts/install-deps.sh installs it)"
@@ -31,7 +31,7 @@ final class TrafficNetwork {
         return nil
     }
 
-    init() throws {
+    public init() throws {
         let number = Self.counter.withLock { value in
             if value == 0 { NetworkNamespacePair.removeStale(prefix: "na-traffic") }
             value += 1
@@ -47,20 +47,20 @@ final class TrafficNetwork {
     deinit { pair.remove() }
 
     /// `nsenter --net=…` arguments that run `command` in `namespace`.
-    func enter(_ namespace: String, _ command: [String]) -> [String] {
+    public func enter(_ namespace: String, _ command: [String]) -> [String] {
         pair.enter(namespace, command)
     }
 }
 
 /// A real cgroup v2 directory named as systemd names a desktop app's scope
 /// (`app-gnome-ID-N.scope`), made beside the root cgroup and removed with whatever still runs in it.
-final class AppScope {
-    let path: String
-    let name: String
+public final class AppScope {
+    public let path: String
+    public let name: String
 
-    static let cgroup2Mount: String? = ProcFS().mounts().first { $0.type == "cgroup2" }?.mountPoint
+    public static let cgroup2Mount: String? = ProcFS().mounts().first { $0.type == "cgroup2" }?.mountPoint
 
-    init(desktopID: String) throws {
+    public init(desktopID: String) throws {
         guard let mount = Self.cgroup2Mount else { throw BusTestError("no cgroup2 mount") }
         name = "app-gnome-\(desktopID.replacingOccurrences(of: "-", with: "\\x2d"))-\(getpid())\(Int.random(in: 100...999)).scope"
         path = mount + "/" + name
@@ -78,7 +78,7 @@ final class AppScope {
     }
 
     /// `sh -c` arguments that move the shell into this scope, then become `command`.
-    func run(_ command: [String]) -> [String] {
+    public func run(_ command: [String]) -> [String] {
         let quoted = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
         return ["-c", "echo $$ > '\(path)/cgroup.procs' && exec \(quoted)"]
     }
@@ -88,15 +88,15 @@ final class AppScope {
 /// (`/system.slice/NAME.service`, `/user.slice/user-UID.slice/session-N.scope`), made with the
 /// slices above it that are missing; removed, with what still runs in it and the slices it
 /// made, when released.
-final class SystemdCgroup {
+public final class SystemdCgroup {
     /// The cgroup path, as `/proc/PID/cgroup` and the traffic source name it.
-    let cgroup: String
+    public let cgroup: String
     /// Its directory under the cgroup2 mount.
-    let path: String
+    public let path: String
     /// The directories this made, outermost first.
     private var made: [String] = []
 
-    init(_ components: [String]) throws {
+    public init(_ components: [String]) throws {
         guard let mount = AppScope.cgroup2Mount else { throw BusTestError("no cgroup2 mount") }
         cgroup = "/" + components.joined(separator: "/")
         var directory = mount
@@ -133,7 +133,7 @@ final class SystemdCgroup {
     }
 
     /// `sh -c` arguments that move the shell into this cgroup, then become `command`.
-    func run(_ command: [String]) -> [String] {
+    public func run(_ command: [String]) -> [String] {
         let quoted = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
         return ["-c", "echo $$ > '\(path)/cgroup.procs' && exec \(quoted)"]
     }
@@ -144,10 +144,10 @@ final class SystemdCgroup {
 /// the kernel buffers megabytes); `GET /BYTES/RATE/FIRST` sends the first FIRST bytes at once,
 /// unpaced; and any other request has its body read and answered empty.
 /// It also counts UDP datagrams on port 443 (a QUIC stand-in) and drops them.
-final class PacingServer {
-    let process: ChildProcess
+public final class PacingServer {
+    public let process: ChildProcess
 
-    init(in network: TrafficNetwork) throws {
+    public init(in network: TrafficNetwork) throws {
         process = try ChildProcess(
             "nsenter", network.enter(network.server, ["python3", "-c", Self.script, "8080"]))
         guard try process.readLine(timeout: .seconds(10)) == "ready" else {
@@ -159,12 +159,12 @@ final class PacingServer {
         process.send(signal: SIGKILL)
     }
 
-    static func url(bytes: Int, rate: Int, ipv6: Bool = false, unpacedFirst: Int? = nil) -> String {
+    public static func url(bytes: Int, rate: Int, ipv6: Bool = false, unpacedFirst: Int? = nil) -> String {
         "http://\(ipv6 ? "[\(TrafficNetwork.serverAddress6)]" : TrafficNetwork.serverAddress):8080/\(bytes)/\(rate)"
             + (unpacedFirst.map { "/\($0)" } ?? "")
     }
 
-    static let script = #"""
+    public static let script = #"""
         import socket, sys, threading, time
         def serve(conn):
             with conn:
@@ -222,7 +222,7 @@ final class PacingServer {
 
     /// A QUIC stand-in: a UDP socket connected to the server's port 443 sending `rate` bytes a
     /// second for `seconds`.
-    static let udpSender = #"""
+    public static let udpSender = #"""
         import socket, sys, time
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.connect((sys.argv[1], 443))
