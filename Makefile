@@ -147,16 +147,16 @@ lane-test-asan: lane-build-asan | lane-test-gnome
 	$(ASAN_RUN)
 lane-test-tsan: lane-build-tsan | lane-test-asan
 	$(TSAN_RUN)
-lane-test-fuzz: lane-build-fuzz | lane-test-tsan
-	$(MAKE) --no-print-directory test-fuzz
-lane-test-deb: lane-build-release | lane-test-fuzz
+lane-test-deb: lane-build-release | lane-test-tsan
 	$(MAKE) --no-print-directory test-deb
 lane-test-desktops: lane-build-release lane-build-roots | lane-test-deb
 	$(MAKE) --no-print-directory test-desktops
 
-# The waiting lane.
+# The waiting lane, then the fuzzers.
 lane-test-waiting: lane-build-debug
 	$(WAITING_RUN)
+lane-test-fuzz: lane-build-fuzz | lane-test-waiting
+	$(MAKE) --no-print-directory test-fuzz
 
 .PHONY: $(addprefix lane-,$(TEST_PASSES)) lane-test-waiting lane-build-debug lane-build-asan lane-build-tsan lane-build-fuzz lane-build-release lane-build-roots
 
@@ -167,7 +167,10 @@ UNIT_RUN = NETACTIVITY_TESTS=unit $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS
 ## whole stack's faults and 2-minute soak.
 WAITING_SUITES := '^NetActivityBridgeTests\.Traffic|^NetActivityBrowserTests\.RealBrowserTests/|^NetActivityStackTests\.'
 DEBUG_RUN = $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) --skip $(WAITING_SUITES)
-WAITING_RUN = $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) --filter $(WAITING_SUITES)
+## Run from the test bundle itself, as `swift test` runs it: two `swift test`s on one scratch
+## path take turns (SwiftPM locks it for the whole run), which would put the lanes back in line.
+WAITING_RUN = .build/debug/NetActivityPackageTests.xctest \
+	$(SWIFT_TEST_FLAGS) --filter $(WAITING_SUITES) --testing-library swift-testing
 
 ## The unit tier: no bus, no child process, nothing but the code and files of its own, so its
 ## tests run in parallel; the system tier's suites (`@Suite(.system, ...)`) are skipped.
