@@ -121,8 +121,12 @@ for page in netactivity netactivityd; do
     rendered=$(MANPATH=$root/usr/share/man LC_ALL=C MANWIDTH=80 man -P cat "$page" 2>&1) \
         && [[ $rendered == *SYNOPSIS* ]] || fail "man $page does not find the installed page: $rendered"
 done
+grep -q '^netactivity-bridge:' "$root/etc/passwd" 2>/dev/null ||
+    fail "postinst did not make the system-side bridge's user netactivity-bridge"
 removed=$(scratch_dpkg --purge netactivity 2>&1) || fail "dpkg --purge failed:"$'\n'"$removed"
-left=$(cd "$root" && find . -path ./var -prune -o -type f -print)
+# The user database stays, with the bridge's user in it: Debian leaves system users on purge.
+left=$(cd "$root" && find . \( -path ./var -o -path ./etc/passwd -o -path ./etc/group -o -path ./etc/shadow \
+    -o -path ./etc/gshadow -o -path ./etc/.pwd.lock \) -prune -o -type f -print)
 [ -z "$left" ] || fail "purging left files behind: $left"
 
 if [ "$failures" -gt 0 ]; then
