@@ -36,6 +36,7 @@ need_tools() {
     command -v debootstrap >/dev/null || missing+=(debootstrap)
     command -v unshare >/dev/null || missing+=(util-linux)
     command -v curl >/dev/null || missing+=(curl)
+    command -v ip >/dev/null || missing+=(iproute2)
     if [ ${#missing[@]} -gt 0 ]; then
         if command -v apt-get >/dev/null; then
             apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
@@ -186,9 +187,11 @@ make_roots() {
     echo "desktops: made the roots of ${todo[*]} in $SECONDS s" >&2
 }
 
-# enter SUITE [--bind H:I | --ro-bind H:I]... [--session] -- COMMAND...
+# enter SUITE [--bind H:I | --ro-bind H:I]... [--session] [--private-network] -- COMMAND...
+# --private-network: a network namespace of the test's own with loopback alone, so that two
+# desktops running side by side cannot meet on an abstract socket (Xvfb's :9) or a port.
 enter() {
-    local suite=$1 session=0
+    local suite=$1 session=0 network=()
     shift
     local root binds=()
     root=$(root_of "$suite")
@@ -197,6 +200,7 @@ enter() {
         case "$1" in
         --bind | --ro-bind) binds+=("$1" "$2"); shift 2 ;;
         --session) session=1; shift ;;
+        --private-network) network=(--net); shift ;;
         --) shift; break ;;
         *) die "enter: unknown option $1" ;;
         esac
@@ -207,7 +211,7 @@ enter() {
     # The namespace's first process mounts the copy and runs COMMAND; when it ends, the kernel
     # ends every process left in the namespace and drops its mounts.
     local status=0
-    unshare --mount --pid --fork --kill-child --propagation private -- \
+    unshare --mount --pid "${network[@]}" --fork --kill-child --propagation private -- \
         "$here/root.sh" _inside "$root" "$work" "$session" "${binds[@]}" -- "$@" || status=$?
     rm -rf "$work"
     return $status
@@ -220,6 +224,9 @@ inside() {
     local root=$work/root
     mkdir -p "$work/upper" "$work/overlay-work" "$root"
     mount -t overlay overlay -o "lowerdir=$lower,upperdir=$work/upper,workdir=$work/overlay-work" "$root"
+    # In a network namespace of its own (--private-network) loopback starts down; elsewhere
+    # it is up already.
+    ip link set lo up
     mount -t proc proc "$root/proc"
     mount --rbind /sys "$root/sys"
     mount --rbind /dev "$root/dev"

@@ -40,7 +40,7 @@ for check in $checks; do
     # Each check's logs in a folder of its own: both start the same programs.
     logs=$shots
     [ "$check" = tray ] || { logs=$shots/$check; mkdir -p "$logs"; chmod 0777 "$logs"; }
-    "$repo/desktops/root.sh" session "$suite" \
+    "$repo/desktops/root.sh" session "$suite" --private-network \
         --ro-bind "$bin:/opt/netactivity/bin" --ro-bind "$repo/data/icons:/opt/netactivity/share/icons" \
         --ro-bind "$here:/opt/netactivity/test" --bind "$logs:/opt/netactivity/screenshots" \
         -- python3 "/opt/netactivity/test/${check}_test.py" /opt/netactivity /opt/netactivity/screenshots \

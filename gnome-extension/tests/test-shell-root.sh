@@ -38,7 +38,7 @@ if [ -n "$toolchain" ]; then binds+=(--ro-bind "$toolchain:$toolchain"); fi
 
 SECONDS=0
 # tester writes into a folder of its own, copied out by root however the test ended.
-"$here/../../desktops/root.sh" enter "$suite" "${binds[@]}" -- /bin/sh -c '
+"$here/../../desktops/root.sh" enter "$suite" --private-network "${binds[@]}" -- /bin/sh -c '
     install -d -o tester -g tester /tmp/out
     status=0
     runuser -u tester -- env -i PATH=/usr/bin:/bin LANG=C.UTF-8 SCREENSHOTS=/tmp/out LOGS=/tmp/out \
