@@ -73,7 +73,7 @@ NETACTIVITYD ?=
 NETACTIVITY ?= $(if $(NETACTIVITYD),$(dir $(NETACTIVITYD))netactivity,$(RELEASE_CLI))
 
 .PHONY: all deps build release run test check test-debug soak install uninstall install-autostart uninstall-autostart clean bench bench-deps \
-	deb deb-deps test-deb-deps release-static test-deb interface
+	deb deb-deps test-deb-deps release-static test-deb interface test-scratch-property
 
 all: build
 
@@ -110,7 +110,7 @@ interface: deps
 
 ## Every test pass, in order. A pass is a build (its own --scratch-path, so the builds do not
 ## overwrite each other) and a run; a new pass adds its name here and its two halves below.
-TEST_PASSES := test-debug test-gnome test-asan test-tsan test-fuzz test-deb test-desktops
+TEST_PASSES := test-debug test-gnome test-asan test-tsan test-fuzz test-deb test-desktops test-scratch-property
 
 ## `make test` runs the passes in three lanes at once (make -j3): one builds, in order, what the
 ## passes need; one runs the passes, in order, each as soon as its build is there; the third
@@ -136,6 +136,9 @@ lane-build-release: | lane-build-fuzz
 	$(MAKE) --no-print-directory release-static
 lane-build-roots: | lane-build-release
 	$(MAKE) --no-print-directory desktop-roots
+# A build and a run of its own copy, short, so the build lane takes it last.
+lane-test-scratch-property: | lane-build-roots
+	$(MAKE) --no-print-directory test-scratch-property
 
 # The run lane, one after another, each after its build.
 lane-test-debug: lane-build-debug
@@ -171,6 +174,11 @@ DEBUG_RUN = $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) $(SWIFT_TEST_FLAGS) 
 ## path take turns (SwiftPM locks it for the whole run), which would put the lanes back in line.
 WAITING_RUN = .build/debug/NetActivityPackageTests.xctest \
 	$(SWIFT_TEST_FLAGS) --filter $(WAITING_SUITES) --testing-library swift-testing
+
+## docs/architecture.md's scratch property: a copy of the repository gains an activity property
+## with the three edits the doc lists, builds, and `status --json` must print it.
+test-scratch-property: deps
+	scripts/scratch-property.sh
 
 ## The unit tier: no bus, no child process, nothing but the code and files of its own, so its
 ## tests run in parallel; the system tier's suites (`@Suite(.system, ...)`) are skipped.

@@ -34,7 +34,7 @@ let package = Package(
         // entries, /proc, systemd's app unit names. Shared by the bridge and every client.
         .target(name: "DesktopApplications", dependencies: ["Locking", "Platform"]),
         // The contract: fixed names, limits, and the interfaces declared once as typed descriptors.
-        .target(name: "NetActivityContract", dependencies: ["DBus"]),
+        .target(name: "NetActivityContract", dependencies: ["DBus", "NetActivityModel"]),
         // Binds the model to the bus as io.github.netactivity.NetActivity1.
         .target(
             name: "NetActivityService",
@@ -43,7 +43,7 @@ let package = Package(
         // Prints the introspection XML and the extension's names the descriptors declare: `make interface`.
         .executableTarget(name: "netactivity-interface", dependencies: ["NetActivityContract"]),
         // The client library apps import to report and watch network activity; no Foundation.
-        .target(name: "NetActivity", dependencies: ["DBus", "NetActivityContract", "DesktopApplications", "Platform"]),
+        .target(name: "NetActivity", dependencies: ["DBus", "NetActivityContract", "NetActivityModel", "DesktopApplications", "Platform"]),
         // URLSession transfers and sessions tracked by the client library (Foundation, libcurl).
         .target(name: "NetActivityURLSession", dependencies: ["NetActivity", "Locking"]),
         // The seed's NetworkActivityCenter sample made real: `swift run DownloadCenter`.
@@ -112,7 +112,7 @@ let package = Package(
         .testTarget(
             name: "NetActivityClientTests",
             dependencies: [
-                "NetActivity", "NetActivityCLI", "NetActivityContract", "DBus", "BusTestSupport", "NetActivityTestSupport",
+                "NetActivity", "NetActivityCLI", "NetActivityContract", "NetActivityModel", "DBus", "BusTestSupport", "NetActivityTestSupport",
                 "netactivityd", "na-idleclient",
             ]
         ),

@@ -22,7 +22,7 @@ extension ActivityInfo {
 
     /// `title`, with the application's name from the desktop entries in `entries`.
     public func title(in entries: DesktopEntries) -> String {
-        PrintableText.printable((bus == .system ? "system: " : "") + (applicationName(in: entries).map { $0 + " — " } ?? "") + label)
+        PrintableText.printable((bus == .system ? "system: " : "") + (applicationName(in: entries).map { $0 + " — " } ?? "") + activity.label)
     }
 }
 

@@ -1,19 +1,18 @@
 import DBus
 import NetActivityContract
+public import NetActivityModel
 
-/// One tracked activity as the service publishes it in `Activities`.
+/// One tracked activity as the service publishes it: the activity object's properties.
+///
+/// What the activity object declares is kept in ``activity``, the service model's own value
+/// type (`NetActivityModel.Activity`; this library's `Activity` is the handle a reporter holds), and read through it as if declared here (`info.label`, `info.completed`): a property
+/// the interface declaration binds to a field of `Activity` reaches this client, and
+/// `status --json`, with no change to either. The owner's attribution and what only a client
+/// knows (its bus, properties of a newer service) are fields of their own.
+@dynamicMemberLookup
 public struct ActivityInfo: Equatable, Hashable, Sendable {
-    /// The service's id for it; never 0.
-    public var id: UInt32
-    /// The unique bus name of the connection that owns it.
-    public var owner: String
-    public var label: String
-    /// Bytes done so far.
-    public var completed: UInt64
-    /// Bytes expected; 0 when unknown.
-    public var total: UInt64
-    /// When it began, in microseconds since the Unix epoch.
-    public var started: UInt64
+    /// The activity's declared values, as the service's model holds them.
+    public var activity: NetActivityModel.Activity
     /// The owner's process id, or nil until the service has learned it.
     public var processID: UInt32?
     /// The owner's user id, or nil until the service has learned it.
@@ -22,21 +21,8 @@ public struct ActivityInfo: Equatable, Hashable, Sendable {
     public var application: String
     /// The bus whose service published it: `.system` in a merged snapshot's system entries.
     public var bus: Bus
-    /// The application the activity is for, as its reporter claims it (a desktop id such as
-    /// `org.gnome.Software`); "" without one. Interface version 3.
-    public var claimedApplication: String
-    /// A themed icon name or an absolute path; "" without one. Interface version 3.
-    public var icon: String
-    /// What it is for: `download`, `upload`, `sync`, `update` or `other`. Interface version 3.
-    public var kind: String
-    /// The service's `Fraction` while the activity reports progress only as a fraction
-    /// (fraction mode), in 0...1; nil otherwise.
-    public var reportedFraction: Double?
-    /// Bytes per second, as the service smooths it; 0 when unknown or stalled.
-    public var rate: Double
-    /// The activity object's other declared properties, by name, as sent: those `fields` keeps
-    /// no field for, such as one a newer interface declaration adds. Read them typed with
-    /// `self[descriptor]`.
+    /// The activity object's declared properties this client's `Activity` has no field for,
+    /// by name, as sent (one a newer service declares). Read them typed with `self[descriptor]`.
     public var otherProperties: [String: Value] = [:]
 
     public init(
@@ -45,12 +31,9 @@ public struct ActivityInfo: Equatable, Hashable, Sendable {
         claimedApplication: String = "", icon: String = "", kind: String = "other", reportedFraction: Double? = nil,
         rate: Double = 0
     ) {
-        self.id = id
-        self.owner = owner
-        self.label = label
-        self.completed = completed
-        self.total = total
-        self.started = started
+        activity = NetActivityModel.Activity(
+            id: id, owner: owner, label: label, completed: completed, total: total, started: started,
+            reportedFraction: reportedFraction, rate: rate)
         self.processID = processID
         self.userID = userID
         self.application = application
@@ -58,19 +41,42 @@ public struct ActivityInfo: Equatable, Hashable, Sendable {
         self.claimedApplication = claimedApplication
         self.icon = icon
         self.kind = kind
-        self.reportedFraction = reportedFraction
-        self.rate = rate
+    }
+
+    /// A declared value of the activity, read and written in ``activity``.
+    public subscript<Field>(dynamicMember path: WritableKeyPath<NetActivityModel.Activity, Field>) -> Field {
+        get { activity[keyPath: path] }
+        set { activity[keyPath: path] = newValue }
+    }
+
+    /// The application the activity is for, as its reporter claims it (a desktop id such as
+    /// `org.gnome.Software`); "" without one. Interface version 3.
+    public var claimedApplication: String {
+        get { activity.hints.application }
+        set { activity.hints.application = newValue }
+    }
+    /// A themed icon name or an absolute path; "" without one. Interface version 3.
+    public var icon: String {
+        get { activity.hints.icon }
+        set { activity.hints.icon = newValue }
+    }
+    /// What it is for: `download`, `upload`, `sync`, `update` or `other`. Interface version 3.
+    public var kind: String {
+        get { activity.hints.kind.rawValue }
+        set { activity.hints.kind = ActivityKind(rawValue: newValue) ?? .other }
     }
 
     /// How far along, in 0...1: `completed / total` while the total is known, the reported
     /// fraction in fraction mode; nil when unknown.
     public var fraction: Double? {
-        total > 0 ? min(1, Double(completed) / Double(total)) : reportedFraction
+        let activity = activity
+        return activity.total > 0 ? min(1, Double(activity.completed) / Double(activity.total)) : activity.reportedFraction
     }
 
     /// Seconds until done at the current rate; nil unless both the total bytes and a rate are
     /// known (a fraction alone says nothing of how many bytes are left).
     public var remainingSeconds: Double? {
+        let (total, completed, rate) = (activity.total, activity.completed, activity.rate)
         guard total > 0, rate > 0, rate.isFinite else { return nil }
         return Double(total - min(completed, total)) / rate
     }
@@ -81,29 +87,20 @@ public struct ActivityInfo: Equatable, Hashable, Sendable {
         otherProperties[property.name.rawValue].flatMap(property.decode)
     }
 
-    /// Where each property of an activity object lands, bound to `ActivityObjectInterface`'s
-    /// descriptors as the service binds its getters to them (`ActivityInterface.swift`):
-    /// missing or mistyped values leave a field as it was, never trusted.
+    /// Where each property of an activity object lands: a property `Activity` holds at its
+    /// declared key path (`ActivityObjectInterface.properties`), the attribution and `Fraction`
+    /// here. Missing or mistyped values leave a field as it was, never trusted.
     static let properties: PropertyTable<ActivityInfo> = {
         typealias Object = ActivityObjectInterface
         @Sendable func credential(_ number: UInt32) -> UInt32? { number == NetActivityBus.unknownCredential ? nil : number }
+        let held = Object.properties.compactMap { $0.field(through: \ActivityInfo.activity) }
         return PropertyTable(
             Object.descriptor,
-            fields: [
-                Object.id.field { $0.id = $1 },
-                Object.label.field { $0.label = $1 },
-                Object.owner.field { $0.owner = $1 },
-                Object.started.field { $0.started = $1 },
-                Object.completed.field { $0.completed = $1 },
-                Object.total.field { $0.total = $1 },
+            fields: held + [
                 Object.processID.field { $0.processID = credential($1) },
                 Object.userID.field { $0.userID = credential($1) },
                 Object.application.field { $0.application = $1 },
-                Object.claimedApplication.field { $0.claimedApplication = $1 },
-                Object.icon.field { $0.icon = $1 },
-                Object.kind.field { $0.kind = $1 },
                 Object.fraction.field { $0.reportedFraction = (0...1).contains($1) ? $1 : nil },
-                Object.rate.field { $0.rate = $1.isFinite && $1 > 0 ? $1 : 0 },
             ],
             others: { $0.otherProperties[$1] = $2 })
     }()
@@ -113,7 +110,8 @@ public struct ActivityInfo: Equatable, Hashable, Sendable {
     mutating func apply(_ values: [String: Value]) {
         Self.properties.apply(values, to: &self)
         // Fraction is Completed / Total while the bytes are known; only fraction mode needs it.
-        if total > 0 { reportedFraction = nil }
+        if activity.total > 0 { activity.reportedFraction = nil }
+        if !(activity.rate.isFinite && activity.rate > 0) { activity.rate = 0 }
     }
 
     /// Decodes one entry of `Activities`, `(ussttt)`; nil if it has another shape.

@@ -46,29 +46,23 @@ enum SnapshotFormat {
     }
 
     /// Each declared activity property's JSON name and how its value is read, in the
-    /// declaration's order: made once, since `watch --format json` lists every activity on
-    /// every line.
+    /// declaration's order: what the activity holds as the bus carries it, the attribution and
+    /// the fraction as a client knows them (null while unknown). Made once, since
+    /// `watch --format json` lists every activity on every line.
     private static let activityMembers: [(name: String, value: @Sendable (ActivityInfo) -> JSONText?)] = {
         typealias Object = ActivityObjectInterface
-        let fields: [MemberName: @Sendable (ActivityInfo) -> JSONText] = [
-            Object.id.name: { .integer(UInt64($0.id)) },
-            Object.label.name: { .string($0.label) },
-            Object.owner.name: { .string($0.owner) },
-            Object.started.name: { .integer($0.started) },
-            Object.completed.name: { .integer($0.completed) },
-            Object.total.name: { .integer($0.total) },
+        let known: [MemberName: @Sendable (ActivityInfo) -> JSONText] = [
             Object.processID.name: { $0.processID.map { .integer(UInt64($0)) } ?? .null },
             Object.userID.name: { $0.userID.map { .integer(UInt64($0)) } ?? .null },
             Object.application.name: { .string($0.application) },
-            Object.claimedApplication.name: { .string($0.claimedApplication) },
-            Object.icon.name: { .string($0.icon) },
-            Object.kind.name: { .string($0.kind) },
             Object.fraction.name: { $0.fraction.map { .number($0) } ?? .null },
-            Object.rate.name: { .number($0.rate) },
         ]
-        return Object.descriptor.properties.map { property in
-            let name = property.name
-            let value: @Sendable (ActivityInfo) -> JSONText? = fields[name] ?? { $0.otherProperties[name.rawValue].map(json) }
+        return Object.properties.map { property in
+            let name = property.declaration.name
+            let value: @Sendable (ActivityInfo) -> JSONText? =
+                known[name] ?? { info in
+                    (property.value(of: info.activity) ?? info.otherProperties[name.rawValue]).map(json)
+                }
             return (jsonName(name.rawValue), value)
         }
     }()

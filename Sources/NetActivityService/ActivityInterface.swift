@@ -65,7 +65,7 @@ extension Service {
                 },
                 announced.bind(Main.rate, when: { $0.rate != nil }) { [unowned self] in reading { $0.ledger.rate } },
                 announced.bind(Main.activities, when: { $0.activitiesChanged }) { [unowned self] in
-                    reading { $0.ledger.activities.map(Self.entry) }
+                    reading { $0.ledger.activities.map(ActivityEntry.init) }
                 },
                 Main.version.bind { NetActivityBus.version },
                 Main.interfaceVersion.bind { NetActivityBus.interfaceVersion },
@@ -78,22 +78,14 @@ extension Service {
     /// (docs/benchmarks.md, "Scale").
     func makeActivityInterface() -> SubtreeInterface<DescribedActivity> {
         typealias Object = ActivityObjectInterface
+        // Each property the activity holds is read at its declared key path; the owner's
+        // attribution comes from the connection's credentials.
+        let held = Object.properties.compactMap { $0.bind(through: \DescribedActivity.activity) }
         return Object.descriptor.bind(
-            subtreeProperties: [
-                Object.id.bind(\.activity.id),
-                Object.label.bind(\.activity.label),
-                Object.owner.bind(\.activity.owner),
-                Object.started.bind(\.activity.started),
-                Object.completed.bind(\.activity.completed),
-                Object.total.bind(\.activity.total),
+            subtreeProperties: held + [
                 Object.processID.bind(\.processID),
                 Object.userID.bind(\.userID),
                 Object.application.bind(\.application),
-                Object.claimedApplication.bind(\.activity.hints.application),
-                Object.icon.bind(\.activity.hints.icon),
-                Object.kind.bind(\.activity.hints.kind.rawValue),
-                Object.fraction.bind(\.activity.fraction),
-                Object.rate.bind(\.activity.rate),
             ])
     }
 
@@ -109,12 +101,6 @@ extension Service {
         }
     }
 
-    /// One entry of `Activities`.
-    static func entry(_ activity: Activity) -> ActivityEntry {
-        ActivityEntry(
-            id: activity.id, owner: activity.owner, label: activity.label, completed: activity.completed,
-            total: activity.total, started: activity.started)
-    }
 
     /// An activity's progress is one signal (contract version 3).
     static let progressNames = ActivityObjectInterface.progressNames

@@ -1,5 +1,7 @@
 import DBus
+import NetActivity
 import NetActivityContract
+import NetActivityModel
 import Testing
 
 /// The descriptors' typed halves: signatures derived from Swift types, values decoded strictly,
@@ -15,6 +17,35 @@ import Testing
         #expect(NetActivityInterface.updateActivity.declaration.inputSignature == "utt")
         #expect(NetActivityInterface.beginActivityWithHints.declaration.inputSignature == "sa{sv}")
         #expect(NetActivityInterface.beginActivity.declaration.outputSignature == "u")
+    }
+
+    /// What follows from an activity property's line in `ActivityObjectInterface.properties`:
+    /// the value the service reads, the field a client fills, and the progress signal.
+    @Test func anActivityPropertyIsDerivedFromItsKeyPath() {
+        let properties = ActivityObjectInterface.properties
+        #expect(properties.map(\.declaration) == ActivityObjectInterface.descriptor.properties)
+        #expect(properties.filter { !$0.isHeld }.map(\.declaration.name.rawValue) == ["ProcessID", "UserID", "Application"])
+        #expect(ActivityObjectInterface.progressNames.map(\.rawValue) == ["Completed", "Total", "Fraction", "Rate"])
+
+        let activity = NetActivityModel.Activity(
+            id: 7, owner: ":1.2", label: "x", completed: 5, total: 10, started: 3,
+            hints: NetActivityModel.ActivityHints(application: "org.gnome.Software", icon: "i", kind: .update), rate: 2)
+        let values = Dictionary(
+            uniqueKeysWithValues: properties.compactMap { property in
+                property.value(of: activity).map { (property.declaration.name.rawValue, $0) }
+            })
+        #expect(values["Kind"] == .string("update") && values["ClaimedApplication"] == .string("org.gnome.Software"))
+        #expect(values["Fraction"] == .double(0.5) && values["Rate"] == .double(2) && values["Id"] == .uint32(7))
+
+        // A client's ActivityInfo, filled from those values alone, holds the same activity.
+        var info = ActivityInfo(id: 0, owner: "", label: "", completed: 0, total: 0, started: 0)
+        for property in properties {
+            guard let field = property.field(through: \ActivityInfo.activity), let value = values[property.declaration.name.rawValue]
+            else { continue }
+            #expect(field.apply(.variant(value), to: &info))
+        }
+        #expect(info.activity == activity)
+        #expect(info.kind == "update" && info.fraction == 0.5)
     }
 
     @Test func valuesOfAnotherTypeDecodeToNil() {

@@ -1,4 +1,5 @@
 import DBus
+import NetActivityModel
 
 /// `io.github.netactivity.NetActivity1` on the main object, declared once: the service binds
 /// to these descriptors, clients build calls and decode values through them, and
@@ -145,12 +146,18 @@ public enum ActivityObjectInterface {
             activity gets org.freedesktop.DBus.Error.UnknownObject. PropertiesChanged on an activity \
             object is never sent before its InterfacesAdded or after its InterfacesRemoved.
             """,
-        properties: [
-            id.declaration, label.declaration, owner.declaration, started.declaration, completed.declaration,
-            total.declaration, processID.declaration, userID.declaration, application.declaration,
-            claimedApplication.declaration, icon.declaration, kind.declaration, fraction.declaration,
-            rate.declaration,
-        ])
+        properties: properties.map(\.declaration))
+
+    /// Every property, in the order the service exports them, each with where its value lives:
+    /// a property the model's `Activity` holds is bound here to its key path, and the service's
+    /// getter, the client's field and `status --json` follow (docs/architecture.md).
+    public static let properties: [ActivityProperty] = [
+        id.held(\.id), label.held(\.label), owner.held(\.owner), started.held(\.started),
+        completed.held(\.completed), total.held(\.total),
+        processID.attribution, userID.attribution, application.attribution,
+        claimedApplication.held(\.hints.application), icon.held(\.hints.icon), kind.held(\.kindName),
+        fraction.held(computed: \.fraction), rate.held(\.rate),
+    ]
 
     public static let id = PropertyDescriptor<UInt32>(
         "Id", changes: .constant, doc: "the id BeginActivity returned.")
@@ -213,8 +220,11 @@ public enum ActivityObjectInterface {
             is announced). Announced with Completed.
             """)
 
-    /// An activity's progress, which goes out as one signal (contract version 3).
-    public static let progressNames = [completed.name, total.name, fraction.name, rate.name]
+    /// An activity's progress, which goes out as one signal (contract version 3): every
+    /// property the activity holds that can change (Completed, Total, Fraction, Rate), so a
+    /// new one is announced with them.
+    public static let progressNames = properties.filter { $0.isHeld && $0.declaration.changes != .constant }
+        .map(\.declaration.name)
     /// What the service learns of an owner once the bus has told it.
     public static let attributionNames = [processID.name, userID.name, application.name]
 }
@@ -238,6 +248,13 @@ public struct ActivityEntry: DBusRepresentable, Equatable {
         self.completed = completed
         self.total = total
         self.started = started
+    }
+
+    /// The entry that lists `activity`.
+    public init(_ activity: Activity) {
+        self.init(
+            id: activity.id, owner: activity.owner, label: activity.label, completed: activity.completed,
+            total: activity.total, started: activity.started)
     }
 
     /// Decodes one `(ussttt)` struct; nil if it has another shape.
