@@ -10,8 +10,7 @@ import NetActivity
 /// lose their owner (a sender leaving, `com.canonical.Unity` freed). Nothing else wakes it.
 final class LauncherSource: BridgeSource {
     private let context: BridgeContext
-    private var connection: Connection?
-    private var filter: Int?
+    private var attached: AttachedConnection?
     private var server: ObjectServer?
     private var name: YieldingName?
     private var entries: LauncherEntries?
@@ -40,8 +39,8 @@ final class LauncherSource: BridgeSource {
         let entries = LauncherEntries(
             loop: context.loop, client: context.client, desktopEntries: context.processes.entries, problems: context.problems)
         let name = YieldingName(Self.unity, connection: connection, problems: context.problems)
-        // Removed in stop(): the filter holds the name, which holds the connection.
-        let filter = connection.addFilter(for: .signal) { message in
+        // Closed in stop(): the filter holds the name, which holds the connection.
+        let attached = AttachedConnection(connection, on: context.loop, readingAtMostEvery: Self.readInterval) { message in
             if let update = LauncherUpdate(message) {
                 if let sender = message.sender { entries.apply(update, from: sender) }
                 return true
@@ -57,7 +56,6 @@ final class LauncherSource: BridgeSource {
             }
             return name.handle(message)
         }
-        context.loop.attach(connection, readingAtMostEvery: Self.readInterval)
         // What reaches com.canonical.Unity is answered (Introspect and Ping on "/", an error for
         // the rest): libunity and Electron call nothing there, they only watch who owns it.
         let server = ObjectServer(connection: connection)
@@ -68,12 +66,10 @@ final class LauncherSource: BridgeSource {
             // After the subscriptions: taking the name makes every libunity app send its state.
             try name.start()
         } catch {
-            connection.removeFilter(filter)
-            context.loop.detach(connection)
+            attached.close()
             throw error
         }
-        self.connection = connection
-        self.filter = filter
+        self.attached = attached
         self.server = server
         self.name = name
         self.entries = entries
@@ -82,14 +78,10 @@ final class LauncherSource: BridgeSource {
     func stop() {
         entries?.removeAll()
         name?.stop()
-        if let connection {
-            if let filter { connection.removeFilter(filter) }
-            context.loop.detach(connection)
-        }
-        filter = nil
+        attached?.close()
+        attached = nil
         entries = nil
         name = nil
         server = nil
-        connection = nil
     }
 }

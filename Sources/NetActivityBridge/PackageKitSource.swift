@@ -15,8 +15,8 @@ import NetActivity
 /// values, and at most `transactionLimit` transactions are followed at once.
 final class PackageKitSource: BridgeSource {
     private let context: BridgeContext
-    private var connection: Connection?
-    private var filter: Int?
+    private var attached: AttachedConnection?
+    private var connection: Connection? { attached?.connection }
     /// packagekitd's unique name while it is on the bus.
     private var daemon: BusName?
     /// Who owns PackageKit's name, as the bus says it.
@@ -59,9 +59,7 @@ final class PackageKitSource: BridgeSource {
 
     func start() throws(BusError) {
         let connection = try Connection(context.systemBus)
-        context.loop.attach(connection)
-        self.connection = connection
-        filter = connection.addFilter(for: .signal) { [weak self] message in
+        attached = AttachedConnection(connection, on: context.loop) { [weak self] message in
             self?.handle(message)
             return false
         }
@@ -89,12 +87,8 @@ final class PackageKitSource: BridgeSource {
     func stop() {
         endAll()
         transactions.removeAll()
-        if let connection {
-            if let filter { connection.removeFilter(filter) }
-            context.loop.detach(connection)
-        }
-        filter = nil
-        connection = nil
+        attached?.close()
+        attached = nil
         daemonFollower = nil
         daemon = nil
     }

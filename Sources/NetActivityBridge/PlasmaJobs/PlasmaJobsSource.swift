@@ -17,8 +17,8 @@ final class PlasmaJobsSource: BridgeSource {
     /// (observed, not reported) and this source's served jobs (KDE's own jobs).
     private let ownClients: [NetActivityClient]
     private let servedClient: NetActivityClient
-    private var connection: Connection?
-    private var filter: Int?
+    private var attached: AttachedConnection?
+    private var connection: Connection? { attached?.connection }
     private var server: ObjectServer?
     private var names: [YieldingName] = []
     private var follower: NameOwnerFollower?
@@ -52,8 +52,8 @@ final class PlasmaJobsSource: BridgeSource {
             YieldingName($0, connection: connection, problems: context.problems)
         }
         var follower: NameOwnerFollower?
-        // Removed in stop(): the filter holds the names and the jobs, which hold the connection.
-        let filter = connection.addFilter(for: .signal) { message in
+        // Closed in stop(): the filter holds the names and the jobs, which hold the connection.
+        let attached = AttachedConnection(connection, on: context.loop) { message in
             if let change = NameOwnerChange(message), change.newOwner == nil {
                 if change.name.isUnique {
                     served.callerLeft(change.name)
@@ -66,7 +66,6 @@ final class PlasmaJobsSource: BridgeSource {
             if follower?.handle(message) == true { return true }
             return names.contains { $0.handle(message) }
         }
-        context.loop.attach(connection)
         do {
             try connection.addMatch(NameOwnerChange.departuresMatchRule)
             follower = try NameOwnerFollower(JobViewInterfaces.serverName, on: connection) { [weak self] owner in
@@ -74,12 +73,10 @@ final class PlasmaJobsSource: BridgeSource {
             }
             for name in names { try name.start() }
         } catch {
-            connection.removeFilter(filter)
-            context.loop.detach(connection)
+            attached.close()
             throw error
         }
-        self.connection = connection
-        self.filter = filter
+        self.attached = attached
         self.server = server
         self.names = names
         self.follower = follower
@@ -90,17 +87,13 @@ final class PlasmaJobsSource: BridgeSource {
         stopMirror(terminating: true)
         served?.removeAll()
         for name in names { name.stop() }
-        if let connection {
-            if let filter { connection.removeFilter(filter) }
-            connection.flush()
-            context.loop.detach(connection)
-        }
+        // The terminations owed to the mirrored views go out before the connection closes.
+        attached?.close(flushing: true)
+        attached = nil
         names = []
         follower = nil
-        filter = nil
         served = nil
         server = nil
-        connection = nil
     }
 
     // MARK: - Who shows jobs

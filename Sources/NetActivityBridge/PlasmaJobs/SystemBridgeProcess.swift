@@ -12,42 +12,32 @@ import DBus
 final class SystemBridgeProcess {
     /// The system-side bridge's process; nil while none runs, or before the bus answered.
     private(set) var processID: UInt32?
-    private let loop: EventLoop
-    private var connection: Connection?
+    private var attached: AttachedConnection?
     private var follower: NameOwnerFollower?
-    private var filter: Int?
 
     init(bus: BusAddress, loop: EventLoop) {
-        self.loop = loop
         guard let connection = try? Connection(bus) else { return }
         var follower: NameOwnerFollower?
-        let filter = connection.addFilter(for: .signal) { message in follower?.handle(message) == true }
-        loop.attach(connection)
+        let attached = AttachedConnection(connection, on: loop) { message in follower?.handle(message) == true }
         do {
             follower = try NameOwnerFollower(Bridge.busName, on: connection) { [weak self] owner in self?.ownerChanged(owner) }
         } catch {
-            connection.removeFilter(filter)
-            loop.detach(connection)
+            attached.close()
             return
         }
-        self.connection = connection
+        self.attached = attached
         self.follower = follower
-        self.filter = filter
     }
 
     func stop() {
-        if let connection {
-            if let filter { connection.removeFilter(filter) }
-            loop.detach(connection)
-        }
-        connection = nil
+        attached?.close()
+        attached = nil
         follower = nil
-        filter = nil
     }
 
     private func ownerChanged(_ owner: BusName?) {
         processID = nil
-        guard let owner, let connection else { return }
+        guard let owner, let connection = attached?.connection else { return }
         connection.callBus(BusDriver.getConnectionUnixProcessID, owner.rawValue) { [weak self] result in
             // An answer for an owner that has left since is dropped.
             guard let self, self.follower?.owner == owner, case .success(let pid) = result else { return }
