@@ -1,3 +1,5 @@
+import Platform
+
 /// The application a systemd unit runs, by the names desktops give the units they start apps in
 /// (systemd's "Desktop Environment Integration"): `app[-LAUNCHER]-ID-RANDOM.scope`,
 /// `app[-LAUNCHER]-ID[@RANDOM].service`, and Flatpak's `app-flatpak-ID-PID.scope`.
@@ -55,21 +57,6 @@ public enum ApplicationUnit {
     /// `name` with systemd's `\xNN` escapes undone; nil if one is malformed or decodes to
     /// something that is not UTF-8.
     static func unescaped(_ name: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var utf8 = name.utf8[...]
-        while let byte = utf8.first {
-            if byte == UInt8(ascii: "\\") {
-                let escape = Array(utf8.prefix(4))
-                guard escape.count == 4, escape[1] == UInt8(ascii: "x"),
-                    let value = UInt8(String(decoding: escape[2...], as: UTF8.self), radix: 16)
-                else { return nil }
-                bytes.append(value)
-                utf8 = utf8.dropFirst(4)
-            } else {
-                bytes.append(byte)
-                utf8 = utf8.dropFirst()
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
+        ByteEscapes.undone(name, .hex, strict: true).flatMap { String(validating: $0, as: UTF8.self) }
     }
 }

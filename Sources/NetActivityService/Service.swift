@@ -73,16 +73,12 @@ public final class Service {
 
     // MARK: - Start-up
 
-    private struct StartError: Error {
-        var message: String
-    }
-
-    private func start() throws(StartError) {
+    private func start() throws(BusError) {
         let connection: Connection
         do {
             connection = try Connection(options.bus)
         } catch {
-            throw StartError(message: "cannot connect to \(options.bus): \(error.message)")
+            throw BusError(.failed, "cannot connect to \(options.bus): \(error.message)")
         }
         self.connection = connection
         // At the global limit GetManagedObjects runs to about 40 MB: past the system bus's
@@ -110,7 +106,7 @@ public final class Service {
             // between BeginActivity and a per-owner subscription.
             try connection.addMatch(NameOwnerChange.departuresMatchRule)
         } catch {
-            throw StartError(message: "cannot watch the bus for departing clients: \(error.message)")
+            throw BusError(.failed, "cannot watch the bus for departing clients: \(error.message)")
         }
         // Handlers go in before the name is taken: a client (or a test) may send SIGTERM the
         // moment it sees the name owned.
@@ -121,20 +117,20 @@ public final class Service {
         try acquireName(connection)
     }
 
-    private func acquireName(_ connection: Connection) throws(StartError) {
+    private func acquireName(_ connection: Connection) throws(BusError) {
         var requestOptions: NameRequestOptions = [.doNotQueue, .allowReplacement]
         if options.replace { requestOptions.insert(.replaceExisting) }
         let reply: NameRequestReply
         do {
             reply = try connection.requestName(NetActivityBus.name, options: requestOptions)
         } catch {
-            throw StartError(message: "cannot request \(NetActivityBus.name): \(error.message)")
+            throw BusError(.failed, "cannot request \(NetActivityBus.name): \(error.message)")
         }
         switch reply {
         case .primaryOwner, .alreadyOwner:
             return
         case .exists, .inQueue:
-            throw StartError(message: "\(NetActivityBus.name) is already owned by \(describeOwner(connection)); "
+            throw BusError(.failed, "\(NetActivityBus.name) is already owned by \(describeOwner(connection)); "
                 + (options.replace ? "it does not allow replacement" : "use --replace to take it over"))
         }
     }

@@ -45,7 +45,7 @@ public final class Tray: @unchecked Sendable {
     /// Runs the loop on the calling thread and returns when it ends. Uses no Swift concurrency
     /// (no task, no libdispatch pool): while nothing changes, none of the tray's threads wakes.
     public func run() -> Int32 {
-        do throws(StartError) {
+        do throws(BusError) {
             try start()
         } catch {
             problems(error.message)
@@ -60,16 +60,12 @@ public final class Tray: @unchecked Sendable {
 
     // MARK: - Start-up, on the loop's thread
 
-    private struct StartError: Error {
-        var message: String
-    }
-
-    private func start() throws(StartError) {
+    private func start() throws(BusError) {
         let connection: Connection
         do {
             connection = try Connection(options.bus.busAddress)
         } catch {
-            throw StartError(message: "cannot connect to \(options.bus.busAddress): \(error.message)")
+            throw BusError(.failed, "cannot connect to \(options.bus.busAddress): \(error.message)")
         }
         self.connection = connection
         let server = ObjectServer(connection: connection)
@@ -98,10 +94,10 @@ public final class Tray: @unchecked Sendable {
 
     /// A bus that goes away during start-up is the same event as one that goes away later, and
     /// is reported in the same words, not as whichever call it happened to interrupt.
-    private func startError(_ message: String, on connection: Connection) -> StartError {
+    private func startError(_ message: String, on connection: Connection) -> BusError {
         connection.isConnected
-            ? StartError(message: message)
-            : StartError(message: "lost the connection to \(options.bus.busAddress); exiting")
+            ? BusError(.failed, message)
+            : BusError(.failed, "lost the connection to \(options.bus.busAddress); exiting")
     }
 
     // MARK: - Running, on the loop's thread

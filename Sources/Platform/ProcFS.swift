@@ -117,19 +117,6 @@ public struct ProcFS: Sendable {
 
     /// `\040` and the other octal escapes of mountinfo undone.
     static func unescaped(_ field: Substring) -> String {
-        var bytes: [UInt8] = []
-        var utf8 = Array(field.utf8)[...]
-        while let byte = utf8.first {
-            if byte == UInt8(ascii: "\\"), utf8.count >= 4,
-                let value = UInt8(String(decoding: utf8.dropFirst().prefix(3), as: UTF8.self), radix: 8)
-            {
-                bytes.append(value)
-                utf8 = utf8.dropFirst(4)
-            } else {
-                bytes.append(byte)
-                utf8 = utf8.dropFirst()
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        String(decoding: ByteEscapes.undone(field, .octal, strict: false) ?? [], as: UTF8.self)
     }
 }

@@ -55,7 +55,7 @@ import Testing
         #expect(NetActivityInterface.count.decode(.variant(.string("3"))) == nil)
         #expect(ActivityObjectInterface.label.decode(.objectPath("/a")) == nil, "an object path is not a string")
         #expect(VariantDictionary(.dictionary(key: "s", value: "s", [])) == nil)
-        let entry = ActivityEntry(id: 7, owner: ":1.2", label: "x", completed: 1, total: 2, started: 3)
+        let entry = ActivityEntry(NetActivityModel.Activity(id: 7, owner: ":1.2", label: "x", completed: 1, total: 2, started: 3))
         #expect(ActivityEntry(entry.value) == entry)
         #expect(ActivityEntry(.structure([.uint32(7), .string(":1.2"), .string("x")])) == nil)
         #expect([ActivityEntry](.array(element: "(ussttt)", [entry.value, .uint32(1)])) == nil, "all or nothing")

@@ -241,20 +241,14 @@ public struct ActivityEntry: DBusRepresentable, Equatable {
     /// Microseconds since the Unix epoch.
     public var started: UInt64
 
-    public init(id: UInt32, owner: String, label: String, completed: UInt64, total: UInt64, started: UInt64) {
-        self.id = id
-        self.owner = owner
-        self.label = label
-        self.completed = completed
-        self.total = total
-        self.started = started
-    }
-
     /// The entry that lists `activity`.
     public init(_ activity: Activity) {
-        self.init(
-            id: activity.id, owner: activity.owner, label: activity.label, completed: activity.completed,
-            total: activity.total, started: activity.started)
+        id = activity.id
+        owner = activity.owner
+        label = activity.label
+        completed = activity.completed
+        total = activity.total
+        started = activity.started
     }
 
     /// Decodes one `(ussttt)` struct; nil if it has another shape.
@@ -263,7 +257,7 @@ public struct ActivityEntry: DBusRepresentable, Equatable {
             let id = UInt32(fields[0]), let owner = String(fields[1]), let label = String(fields[2]),
             let completed = UInt64(fields[3]), let total = UInt64(fields[4]), let started = UInt64(fields[5])
         else { return nil }
-        self.init(id: id, owner: owner, label: label, completed: completed, total: total, started: started)
+        self.init(Activity(id: id, owner: owner, label: label, completed: completed, total: total, started: started))
     }
 
     public var value: Value {
