@@ -59,6 +59,8 @@ public final class Stack {
     private(set) var heldReports: Set<UInt64> = [100]
     /// The states that never existed which a watcher showed, whenever it was.
     public var watcherProblems: [String] = []
+    /// The labels of the KDE program's short jobs each watcher showed, whenever it was.
+    public internal(set) var shownMoves: [StackWatcher.Kind: Set<String>] = [:]
     /// Labels beginning with these come and go (the soak's short-lived clients).
     public var transientPrefixes: [String] = []
     /// Every process id a part of the stack ever had, for the check that none is left.

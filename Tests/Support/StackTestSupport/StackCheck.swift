@@ -18,9 +18,7 @@ extension Stack {
     public func check() -> [String] {
         var problems: [String] = []
         do { try supervise() } catch { problems.append("restarting a part: \(error)") }
-        for watcher in watchers {
-            watcherProblems += watcher.read(checking: { self.neverExisted($0) }).prefix(5)
-        }
+        for watcher in watchers { readStates(of: watcher) }
         guard let probe = try? ServiceProbe(address: bus.address) else { return problems + ["the bus is unreachable"] }
         // A call activates the service, as any client's would.
         guard (try? probe.count()) != nil, let service = owner(of: NetActivityBus.name, on: probe) else {
@@ -130,6 +128,17 @@ extension Stack {
         Self.packageKitLabels.contains(label) || label == Self.queuedLabel || transientPrefixes.contains { label.hasPrefix($0) }
     }
 
+    /// Reads on `watcher`'s output, keeping what it showed that never existed in
+    /// `watcherProblems` and the short KDE jobs it showed in `shownMoves`.
+    private func readStates(of watcher: StackWatcher) {
+        watcherProblems += watcher.read(checking: { state in
+            for activity in state where activity.label.hasPrefix(KDEJobApp.movePrefix) {
+                self.shownMoves[watcher.kind, default: []].insert(activity.label)
+            }
+            return self.neverExisted(state)
+        }).prefix(5)
+    }
+
     /// What is wrong with a state a watcher showed, if it could never have existed: a label no
     /// one began, a transfer shown twice, bytes no one reported.
     func neverExisted(_ state: [ShownActivity]) -> String? {
@@ -213,9 +222,7 @@ extension Stack {
     /// runs every second, without its calls to the bus.
     public func readWatchers() throws {
         try supervise()
-        for watcher in watchers {
-            watcherProblems += watcher.read(checking: { self.neverExisted($0) }).prefix(5)
-        }
+        for watcher in watchers { readStates(of: watcher) }
     }
 
     /// The long-lived parts' processes now, for sampling: the service, the bus (less one
