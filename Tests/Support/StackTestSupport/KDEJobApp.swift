@@ -11,13 +11,14 @@ import Glibc
 /// Its first job copies `copyTotal` bytes, growing by `step` at a time, for longer than any run;
 /// `move(failing:)` begins a short one labelled `movePrefix` and a number, which moves a few
 /// mebibytes to the end or fails halfway. It prints `job N ended CODE` once job N (the first
-/// short one is 1) has ended.
+/// short one is 1) has ended, `job N lost` if its view request failed.
 public enum KDEJobApp {
     /// The copy's activity's label: the title and the last part of its source, as the bridge
     /// makes a KIO job's.
     public static let copyLabel = "Copying: stack.iso"
     public static let copyTotal: UInt64 = 64 << 30
-    /// The bytes every report of the copy grows by: what it reports is a multiple of it.
+    /// The bytes every report of the copy grows by (the program's): what it reports is a
+    /// multiple of it.
     public static let step: UInt64 = 512 << 10
     /// The short jobs' labels begin with this.
     public static let movePrefix = "Moving: kjob-"
@@ -33,8 +34,10 @@ public enum KDEJobApp {
         process.send(signal: failing ? SIGUSR2 : SIGUSR1)
     }
 
-    /// Whether short job `number` of the program running as `process` has ended.
+    /// Whether short job `number` of the program running as `process` has ended, or lost its
+    /// view for good (its request failed).
     public static func hasEnded(_ number: Int, in process: ChildProcess) -> Bool {
-        process.stdoutText.contains("job \(number) ended ")
+        let output = process.stdoutText
+        return output.contains("job \(number) ended ") || output.contains("job \(number) lost\n")
     }
 }
