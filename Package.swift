@@ -87,8 +87,9 @@ let package = Package(
             name: "StackTestSupport",
             dependencies: ["BusTestSupport", "NetActivityTestSupport", "DBus", "NetActivityContract", "NetActivity", "Platform", "PrivateBusLauncher"],
             path: "Tests/Support/StackTestSupport",
-            // Run by the tests with python3: Firefox's driver (Marionette), the GLib watcher.
-            exclude: ["marionette.py", "glib-watcher.py"]),
+            // Run by the tests with python3: Firefox's driver (Marionette), the GLib watcher, the
+            // KDE job client.
+            exclude: ["marionette.py", "glib-watcher.py", "kde-job-client.py"]),
         // The benchmark driver: `make bench`.
         .executableTarget(
             name: "netactivity-bench", dependencies: ["DBus", "NetActivityContract", "NetActivityBridge", "PrivateBusLauncher"],

@@ -9,8 +9,9 @@ import Testing
 ///
 /// Passes when, after the warm-up (5 minutes, or half a shorter run), each part's RSS grew by
 /// less than 1 MB and its descriptors and threads did not grow; no part was replaced; no watcher
-/// showed a state that never existed; after the churn the stack shows exactly what is live, as
-/// after a fault; and nothing is left once it stops. Prints the samples as a table.
+/// showed a state that never existed; both watchers showed every short KDE job; after the churn
+/// the stack shows exactly what is live, as after a fault; and nothing is left once it stops.
+/// Prints the samples as a table.
 @Suite(
     .system, .tags(.system), .timeLimit(.minutes(90)),
     .enabled(
@@ -60,6 +61,12 @@ struct StackSoakTests {
         let problems = sampler.problems(warmUp: warmUp)
         #expect(problems.isEmpty, "\(problems)")
         #expect(stack.watcherProblems.isEmpty, "\(stack.watcherProblems.prefix(10))")
+        // Each short KDE job lasts seconds: every one was served, and both watchers showed it.
+        let moves = churn.counts["KDE jobs", default: 0]
+        for watcher in stack.watchers {
+            let shown = stack.shownMoves[watcher.kind, default: []]
+            #expect(shown.count == moves, "the \(watcher.kind) watcher showed \(shown.count) of the \(moves) short KDE jobs: \(shown.sorted())")
+        }
         let left = try stack.stopAndFindLeftovers()
         #expect(left.isEmpty, "still running after the stack stopped: \(left)")
     }

@@ -21,8 +21,9 @@ import Glibc
 /// - two watchers, `netactivity watch --format json` and a GLib client (`StackWatcher`);
 /// - GNOME Shell with the extension, headless, where one is installed (`GnomeShell`);
 /// - the sources' clients: a real libunity app (the launcher API), bash with the shell hook
-///   running a matched command, curl in an app scope paced through the traffic source, and a
-///   library client of the test's own;
+///   running a matched command, curl in an app scope paced through the traffic source, a KDE
+///   program's copy job served by the bridge's plasma-jobs source (`KDEJobApp`), and a library
+///   client of the test's own;
 ///
 /// Released, it stops everything it started, removes the namespaces and cgroup, and checks
 /// nothing it started is left running (`leftovers`).
@@ -33,6 +34,7 @@ public final class Stack {
     public let network: TrafficNetwork
     public let pacing: PacingServer
     public let fetcherScope: AppScope
+    public let copierScope: AppScope
     public let files: SlowFileServer
     public let stalled: SlowFileServer.File
     public private(set) var bridge: StackPart!
@@ -40,6 +42,8 @@ public final class Stack {
     public private(set) var shell: StackPart!
     public private(set) var launcherApp: StackPart!
     public private(set) var transfer: StackPart!
+    /// The KDE program whose jobs the bridge serves (`KDEJobApp`).
+    public private(set) var kdeJobs: StackPart!
     /// GNOME Shell with the extension, where one runs (`GnomeShell`).
     public private(set) var gnomeShell: StackPart?
     public private(set) var gnome: GnomeShell?
@@ -55,6 +59,8 @@ public final class Stack {
     private(set) var heldReports: Set<UInt64> = [100]
     /// The states that never existed which a watcher showed, whenever it was.
     public var watcherProblems: [String] = []
+    /// The labels of the KDE program's short jobs each watcher showed, whenever it was.
+    public internal(set) var shownMoves: [StackWatcher.Kind: Set<String>] = [:]
     /// Labels beginning with these come and go (the soak's short-lived clients).
     public var transientPrefixes: [String] = []
     /// Every process id a part of the stack ever had, for the check that none is left.
@@ -65,6 +71,7 @@ public final class Stack {
     /// The desktop entries the stack's apps have, in the bridge's `XDG_DATA_HOME`.
     public static let fetcher = (id: "org.example.Fetcher", name: "Fetcher")
     public static let downloader = (id: "org.example.Downloader", name: "Test Downloader")
+    public static let copier = (id: "org.example.Copier", name: "Copier")
     /// The command the shell runs, matched by its hook (`NETACTIVITY_SHELL_COMMANDS`).
     public static let shellCommand = "sleep 86400"
     /// The labels PackageKit's transactions may show (docs/bridges.md).
@@ -95,7 +102,7 @@ public final class Stack {
         self.withGnomeShell = withGnomeShell
         directory = "/tmp/na-stack-\(getpid())-\(UUID().uuidString.prefix(6))"
         try FileManager.default.createDirectory(atPath: directory + "/data/applications", withIntermediateDirectories: true)
-        for (id, name) in [Self.fetcher, Self.downloader] {
+        for (id, name) in [Self.fetcher, Self.downloader, Self.copier] {
             try "[Desktop Entry]\nType=Application\nName=\(name)\nIcon=\(id)\nExec=\(name.lowercased())\n".write(
                 toFile: directory + "/data/applications/\(id).desktop", atomically: true, encoding: .utf8)
         }
@@ -104,6 +111,7 @@ public final class Stack {
         network = try TrafficNetwork()
         pacing = try PacingServer(in: network)
         fetcherScope = try AppScope(desktopID: Self.fetcher.id)
+        copierScope = try AppScope(desktopID: Self.copier.id)
         stalled = SlowFileServer.File(name: "stalled.bin", size: 8 << 20, sendsLength: true)
         stalled.allow(256 << 10)
         let churn = (0..<downloads).map { SlowFileServer.File(name: String(format: "churn-%04d.bin", $0), size: 1 << 20, sendsLength: true) }
@@ -133,8 +141,8 @@ public final class Stack {
         let address = bus.address
         let environment = ["XDG_DATA_HOME": directory + "/data", "XDG_DATA_DIRS": directory + "/data"]
         let (network, systemBus) = (network, packageKit.bus.address)
-        // Every default source; the plasma-jobs source (KDE job views) joins them once merged, and
-        // its client (a KJobTrackerClient-style job) is started below with the others.
+        // Every default source; with no plasmashell on the bus, plasma-jobs serves KDE's job views,
+        // and its client (`KDEJobApp`) is started below with the others.
         bridge = try StackPart("bridge", restart: .onFailure) {
             try ChildProcess(
                 "nsenter",
@@ -176,7 +184,10 @@ public final class Stack {
             try ChildProcess(
                 "sh", scope.run(["nsenter"] + network.enter(network.client, ["curl", "-sS", "-o", "/dev/null", url])))
         }
-        // (The plasma-jobs source's client goes here: a job registered with the job view server.)
+        let copier = copierScope
+        kdeJobs = try StackPart("KDE job app", restart: .always) {
+            try KDEJobApp.launch(Self.copier.id, address: address, scope: copier)
+        }
         for part in parts { everyPID.insert(part.pid) }
     }
 
@@ -189,7 +200,7 @@ public final class Stack {
     }
 
     /// The long-lived parts the stack starts again.
-    public var parts: [StackPart] { [bridge, tray, shell, launcherApp, transfer, gnomeShell].compactMap { $0 } }
+    public var parts: [StackPart] { [bridge, tray, shell, launcherApp, transfer, kdeJobs, gnomeShell].compactMap { $0 } }
 
     // MARK: - Driving
 

@@ -18,9 +18,7 @@ extension Stack {
     public func check() -> [String] {
         var problems: [String] = []
         do { try supervise() } catch { problems.append("restarting a part: \(error)") }
-        for watcher in watchers {
-            watcherProblems += watcher.read(checking: { self.neverExisted($0) }).prefix(5)
-        }
+        for watcher in watchers { readStates(of: watcher) }
         guard let probe = try? ServiceProbe(address: bus.address) else { return problems + ["the bus is unreachable"] }
         // A call activates the service, as any client's would.
         guard (try? probe.count()) != nil, let service = owner(of: NetActivityBus.name, on: probe) else {
@@ -31,6 +29,7 @@ extension Stack {
             problems.append("\(part.name) is not running (\(part.endings))")
         }
         for (name, part) in [("io.github.netactivity.Bridge", bridge), ("com.canonical.Unity", bridge),
+                             ("org.kde.JobViewServer", bridge), ("org.kde.kuiserver", bridge),
                              ("org.kde.StatusNotifierItem-\(tray.pid)-1", tray)] {
             let pid = owner(of: BusName(unchecked: name), on: probe)
             if pid != part?.pid { problems.append("\(name) is owned by \(pid.map(String.init) ?? "nobody"), not the \(part?.name ?? "") (\(part?.pid ?? 0))") }
@@ -44,6 +43,10 @@ extension Stack {
             let browserPID = browser.browser?.pid, !descendantsOf(browserPID).contains(Int32(bitPattern: host))
         {
             problems.append("the download's host (pid \(host)) is not the running browser's (pid \(browserPID))")
+        }
+        // A served job is the bridge's: one a killed bridge left would be a second copy.
+        if let server = live.first(where: { $0.label == KDEJobApp.copyLabel })?.processID, server != UInt32(bitPattern: bridge.pid) {
+            problems.append("the KDE job's activity is reported by pid \(server), not the running bridge (pid \(bridge.pid))")
         }
         for watcher in watchers {
             if !watcher.process.isRunning { problems.append("the \(watcher.kind) watcher exited: \(watcher.process.stderrText.suffix(500))") }
@@ -103,11 +106,20 @@ extension Stack {
         one(stalled.name, "claimed by chromium at 256 KiB of 8 MiB") {
             $0.claimedApplication == "chromium" && $0.completed == 256 << 10 && $0.total == 8 << 20
         }
-        let expected: Set<String> = ["held", Self.fetcher.name, Self.downloader.name, Self.shellCommand, stalled.name]
-        for activity in activities where !expected.contains(activity.label) && !isTransient(activity.label) {
+        // Its title and total are sent once, at the start: after the bridge came back they are
+        // there only if the job asked for a new view and sent its whole state again.
+        one(KDEJobApp.copyLabel, "claimed by \(Self.copier.id), bytes moving of \(KDEJobApp.copyTotal)") {
+            $0.claimedApplication == Self.copier.id && $0.completed > 0 && $0.total == KDEJobApp.copyTotal
+        }
+        for activity in activities where !steadyLabels.contains(activity.label) && !isTransient(activity.label) {
             problems.append("\(viewer) shows \(activity), which is no live transfer")
         }
         return problems
+    }
+
+    /// Labels of the transfers that last as long as the stack.
+    private var steadyLabels: Set<String> {
+        ["held", Self.fetcher.name, Self.downloader.name, Self.shellCommand, stalled.name, KDEJobApp.copyLabel]
     }
 
     /// Labels of the transfers that come and go while the stack runs: PackageKit's, the raw
@@ -116,13 +128,23 @@ extension Stack {
         Self.packageKitLabels.contains(label) || label == Self.queuedLabel || transientPrefixes.contains { label.hasPrefix($0) }
     }
 
+    /// Reads on `watcher`'s output, keeping what it showed that never existed in
+    /// `watcherProblems` and the short KDE jobs it showed in `shownMoves`.
+    private func readStates(of watcher: StackWatcher) {
+        watcherProblems += watcher.read(checking: { state in
+            for activity in state where activity.label.hasPrefix(KDEJobApp.movePrefix) {
+                self.shownMoves[watcher.kind, default: []].insert(activity.label)
+            }
+            return self.neverExisted(state)
+        }).prefix(5)
+    }
+
     /// What is wrong with a state a watcher showed, if it could never have existed: a label no
     /// one began, a transfer shown twice, bytes no one reported.
     func neverExisted(_ state: [ShownActivity]) -> String? {
         let labels = state.map(\.label)
         if Set(labels).count != labels.count { return "a transfer shown twice" }
-        let known: Set<String> = ["held", Self.fetcher.name, Self.downloader.name, Self.shellCommand, stalled.name]
-        if let stranger = labels.first(where: { !known.contains($0) && !isTransient($0) }) { return "'\(stranger)', which no one began" }
+        if let stranger = labels.first(where: { !steadyLabels.contains($0) && !isTransient($0) }) { return "'\(stranger)', which no one began" }
         // Between a (re-)begin and its first report, an activity is at 0/0: that state exists.
         if let held = state.first(where: { $0.label == "held" }), held.total != 0 || held.completed != 0,
             held.total != heldProgress.total || !heldReports.contains(held.completed)
@@ -131,6 +153,11 @@ extension Stack {
         }
         if let download = state.first(where: { $0.label == stalled.name }), download.completed > 256 << 10 {
             return "the download past the 256 KiB the server sent"
+        }
+        if let copy = state.first(where: { $0.label == KDEJobApp.copyLabel }),
+            (copy.total != 0 && copy.total != KDEJobApp.copyTotal) || !copy.completed.isMultiple(of: KDEJobApp.step)
+        {
+            return "the KDE job at \(copy.completed)/\(copy.total), never reported"
         }
         if let bad = state.first(where: { $0.total > 0 && $0.completed > $0.total }) { return "\(bad) past its total" }
         return nil
@@ -195,9 +222,7 @@ extension Stack {
     /// runs every second, without its calls to the bus.
     public func readWatchers() throws {
         try supervise()
-        for watcher in watchers {
-            watcherProblems += watcher.read(checking: { self.neverExisted($0) }).prefix(5)
-        }
+        for watcher in watchers { readStates(of: watcher) }
     }
 
     /// The long-lived parts' processes now, for sampling: the service, the bus (less one

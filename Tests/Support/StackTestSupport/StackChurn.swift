@@ -13,6 +13,8 @@ import Glibc
 /// - a paced transfer through the traffic source every minute (curl, 3 MB at 600 kB/s, in the
 ///   client namespace, outside any app scope: shown as `curl`);
 /// - a launcher update every 10 s (the libunity app's next step);
+/// - a short KDE job every 10 s (`KDEJobApp.move`): a few mebibytes moved in seconds, a fifth
+///   of them failing halfway, beside the long copy;
 /// - a PackageKit transaction every 30 s (`pkcon refresh force`, dummy backend);
 /// - the GNOME Shell indicator's menu opened, read and closed every 10 s, where the shell runs;
 /// - the browser's downloads, which its page (`/paced.html`) starts on its own.
@@ -26,17 +28,21 @@ public final class StackChurn {
     private var clients: [(process: ChildProcess, killAt: ContinuousClock.Instant?)] = []
     private var transfers: [ChildProcess] = []
     private var transactions: [ChildProcess] = []
+    /// The KDE program the short jobs were begun in, and how many: once the last has ended, or
+    /// the program was started again, none is left.
+    private var moves: (program: ChildProcess?, count: Int) = (nil, 0)
     /// What was done, by kind, for the report.
     public private(set) var counts: [String: Int] = [:]
 
     private enum Chore: CaseIterable {
-        case client, transfer, launcher, transaction, menu
+        case client, transfer, launcher, kdeJob, transaction, menu
 
         var every: Duration {
             switch self {
             case .client: .seconds(2)
             case .transfer: .seconds(60)
             case .launcher: .seconds(10)
+            case .kdeJob: .seconds(10)
             case .transaction: .seconds(30)
             case .menu: .seconds(10)
             }
@@ -44,7 +50,7 @@ public final class StackChurn {
     }
 
     /// The labels the churn's transfers show, for `Stack.transientPrefixes`.
-    public static let labelPrefixes = ["client ", "churn-", "curl"]
+    public static let labelPrefixes = ["client ", "churn-", "curl", KDEJobApp.movePrefix]
 
     public init(_ stack: Stack, seed: UInt64) {
         self.stack = stack
@@ -95,6 +101,14 @@ public final class StackChurn {
         case .launcher:
             stack.launcherApp.process.send(signal: SIGUSR1)
             counts["launcher updates", default: 0] += 1
+        case .kdeJob:
+            let program = stack.kdeJobs.process
+            if moves.program !== program { moves = (program, 0) }
+            let failing = generator.chance(20)
+            KDEJobApp.move(in: program, failing: failing)
+            moves.count += 1
+            counts["KDE jobs", default: 0] += 1
+            if failing { counts["KDE jobs failed halfway", default: 0] += 1 }
         case .menu:
             guard let gnome = stack.gnome else { return }
             _ = try gnome.menuLines()
@@ -106,12 +120,18 @@ public final class StackChurn {
         }
     }
 
-    /// Stops starting anything and waits (up to `timeout`) for what runs to end.
+    /// Stops starting anything and waits (up to `timeout`) for what runs to end, the KDE
+    /// program's short jobs included.
     public func stop(timeout: Duration = .seconds(30)) throws {
         try waitUntil("the churn's clients, transfers and transactions to end", timeout: timeout) {
             try tick(stopping: true)
-            return clients.isEmpty && transfers.isEmpty && transactions.isEmpty
+            return clients.isEmpty && transfers.isEmpty && transactions.isEmpty && movesEnded
         }
+    }
+
+    private var movesEnded: Bool {
+        guard let program = moves.program, program === stack.kdeJobs.process, moves.count > 0 else { return true }
+        return KDEJobApp.hasEnded(moves.count, in: program)
     }
 
     private func tick(stopping: Bool) throws {
