@@ -16,7 +16,7 @@ public enum Clocks {
 
     private static func read(_ clock: clockid_t, unit: UInt64) -> UInt64 {
         var time = timespec()
-        clock_gettime(clock, &time)
+        system_clock_gettime(clock, &time)
         guard time.tv_sec >= 0 else { return 0 }
         return UInt64(time.tv_sec) &* (1_000_000_000 / unit) &+ UInt64(time.tv_nsec) / unit
     }

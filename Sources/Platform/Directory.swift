@@ -20,10 +20,10 @@ public enum Directory {
     /// The entries of `path` but `.` and `..`, in the order the file system gives, at most
     /// `limit`; nil if it cannot be opened.
     public static func entries(of path: String, limit: Int = .max) -> [Entry]? {
-        guard let stream = opendir(path) else { return nil }
-        defer { closedir(stream) }
+        guard let stream = system_opendir(path) else { return nil }
+        defer { system_closedir(stream) }
         var entries: [Entry] = []
-        while entries.count < limit, let entry = readdir(stream) {
+        while entries.count < limit, let entry = system_readdir(stream) {
             let entryName = name(of: entry)
             guard entryName != ".", entryName != ".." else { continue }
             entries.append(Entry(name: entryName, isDirectory: entry.pointee.d_type == UInt8(DT_DIR)))

@@ -11,7 +11,7 @@ public struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConvertib
     }
 
     /// The error of the call that just failed.
-    static var current: Errno { Errno(rawValue: errno) }
+    static var current: Errno { Errno(rawValue: system_errno) }
 
     public static let noSuchFile = Errno(rawValue: ENOENT)
     public static let permissionDenied = Errno(rawValue: EACCES)
@@ -20,5 +20,5 @@ public struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConvertib
     public static let noSuchProcess = Errno(rawValue: ESRCH)
 
     /// The system's sentence for it: "No such file or directory".
-    public var description: String { String(cString: strerror(rawValue)) }
+    public var description: String { String(cString: system_strerror(rawValue)) }
 }

@@ -17,14 +17,14 @@ public struct FileDescriptor: Equatable, Hashable, Sendable {
 
     /// Opens `path` for reading, closed on exec. The corresponding C function is `open`.
     public static func open(readOnly path: String) throws(Errno) -> FileDescriptor {
-        let descriptor = retryingInterrupts { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+        let descriptor = system_open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .current }
         return FileDescriptor(rawValue: descriptor)
     }
 
     /// Opens `path` with the C flags `flags` (and `O_CLOEXEC`), creating it with `mode`.
     public static func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(Errno) -> FileDescriptor {
-        let descriptor = retryingInterrupts { Glibc.open(path, flags | O_CLOEXEC, mode) }
+        let descriptor = system_open(path, flags | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw .current }
         return FileDescriptor(rawValue: descriptor)
     }
@@ -33,16 +33,14 @@ public struct FileDescriptor: Equatable, Hashable, Sendable {
     /// function is `read`.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
-        let count = retryingInterrupts { Glibc.read(rawValue, base, buffer.count) }
+        let count = system_read(rawValue, base, buffer.count)
         guard count >= 0 else { throw .current }
         return count
     }
 
     /// Reads what is there into `buffer`, up to its size; 0 at the end.
     public func read(into buffer: inout [UInt8]) throws(Errno) -> Int {
-        let count = buffer.withUnsafeMutableBytes { bytes in
-            retryingInterrupts { Glibc.read(rawValue, bytes.baseAddress, bytes.count) }
-        }
+        let count = buffer.withUnsafeMutableBytes { bytes in system_read(rawValue, bytes.baseAddress, bytes.count) }
         guard count >= 0 else { throw .current }
         return count
     }
@@ -56,7 +54,7 @@ public struct FileDescriptor: Equatable, Hashable, Sendable {
         while filled < limit {
             if filled == bytes.count { bytes += [UInt8](repeating: 0, count: min(bytes.count, limit - bytes.count)) }
             let count = bytes.withUnsafeMutableBytes { buffer in
-                retryingInterrupts { Glibc.read(rawValue, buffer.baseAddress! + filled, buffer.count - filled) }
+                system_read(rawValue, buffer.baseAddress! + filled, buffer.count - filled)
             }
             guard count >= 0 else { throw .current }
             guard count > 0 else { break }
@@ -81,7 +79,7 @@ public struct FileDescriptor: Equatable, Hashable, Sendable {
     private func writeAll(_ bytes: UnsafeRawBufferPointer) -> Errno? {
         var offset = 0
         while offset < bytes.count, let base = bytes.baseAddress {
-            let count = retryingInterrupts { Glibc.write(rawValue, base + offset, bytes.count - offset) }
+            let count = system_write(rawValue, base + offset, bytes.count - offset)
             guard count >= 0 else { return .current }
             offset += count
         }
@@ -90,7 +88,7 @@ public struct FileDescriptor: Equatable, Hashable, Sendable {
 
     /// Closes it; not retried on EINTR, since Linux frees the number either way.
     public func close() {
-        _ = Glibc.close(rawValue)
+        system_close(rawValue)
     }
 }
 
@@ -98,14 +96,14 @@ extension FileDescriptor {
     /// Makes `target` another name for this descriptor, closing what `target` was. The
     /// corresponding C function is `dup2`.
     public func duplicate(as target: FileDescriptor) throws(Errno) {
-        guard retryingInterrupts({ dup2(rawValue, target.rawValue) }) >= 0 else { throw .current }
+        guard system_dup2(rawValue, target.rawValue) >= 0 else { throw .current }
     }
 
     /// Sleeps until at least one of `descriptors` is readable, has hung up or failed, and says
     /// which, in their order. The corresponding C function is `poll`.
     public static func waitForInput(_ descriptors: [FileDescriptor]) throws(Errno) -> [Bool] {
         var polled = descriptors.map { pollfd(fd: $0.rawValue, events: Int16(POLLIN), revents: 0) }
-        guard retryingInterrupts({ poll(&polled, nfds_t(polled.count), -1) }) >= 0 else { throw .current }
+        guard system_poll(&polled, nfds_t(polled.count), -1) >= 0 else { throw .current }
         return polled.map { $0.revents != 0 }
     }
 
@@ -113,11 +111,7 @@ extension FileDescriptor {
     /// has `pidfd_open` from 2.36 only and Swift cannot call the variadic `syscall`, so it is
     /// looked up when needed: a build runs on an older glibc too, and fails there with ENOSYS.
     public static func watching(process pid: Int32) throws(Errno) -> FileDescriptor {
-        typealias Function = @convention(c) (pid_t, UInt32) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open") else {
-            throw Errno(rawValue: ENOSYS)
-        }
-        let descriptor = unsafeBitCast(symbol, to: Function.self)(pid, 0)
+        let descriptor = system_pidfd_open(pid, 0)
         guard descriptor >= 0 else { throw .current }
         return FileDescriptor(rawValue: descriptor)
     }

@@ -16,7 +16,7 @@ public enum FileSystem {
     /// gone. The corresponding C function is `readlink`.
     public static func destination(ofLink path: String, limit: Int = 4_096) -> String? {
         var buffer = [CChar](repeating: 0, count: limit)
-        let count = readlink(path, &buffer, buffer.count)
+        let count = system_readlink(path, &buffer, buffer.count)
         guard count > 0 else { return nil }
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
@@ -24,12 +24,12 @@ public enum FileSystem {
     /// What `stat` says of `path` that the code asks: its inode and its owner; nil if it is gone.
     public static func status(of path: String) -> (inode: UInt64, owner: UInt32)? {
         var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
+        guard system_stat(path, &status) == 0 else { return nil }
         return (UInt64(status.st_ino), status.st_uid)
     }
 
     /// Whether anything exists at `path`.
     public static func exists(_ path: String) -> Bool {
-        access(path, F_OK) == 0
+        system_access(path, F_OK) == 0
     }
 }

@@ -25,14 +25,14 @@ public final class NetlinkSocket {
     ///     the kernel sends from 0, an unbound socket's.
     ///   - receiveTimeout: how long `receive` waits at most, in seconds; nil for no limit.
     public init(family: Int32, groups: [UInt32] = [], receiveTimeout: Int? = nil) throws(Errno) {
-        let raw = socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), family)
+        let raw = system_socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), family)
         guard raw >= 0 else { throw .current }
         descriptor = FileDescriptor(rawValue: raw)
         if !groups.isEmpty {
             var address = sockaddr_nl()
             address.nl_family = sa_family_t(AF_NETLINK)
             let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(raw, $0, socklen_t(MemoryLayout<sockaddr_nl>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { system_bind(raw, $0, socklen_t(MemoryLayout<sockaddr_nl>.size)) }
             }
             guard bound == 0 else {
                 let error = Errno.current
@@ -41,7 +41,7 @@ public final class NetlinkSocket {
             }
             for group in groups {
                 var value = group
-                let joined = setsockopt(
+                let joined = system_setsockopt(
                     raw, CLinux_SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &value, socklen_t(MemoryLayout<UInt32>.size))
                 guard joined == 0 else {
                     let error = Errno.current
@@ -53,7 +53,7 @@ public final class NetlinkSocket {
         if let receiveTimeout {
             // A kernel that never answers must not hang the caller.
             var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
-            _ = setsockopt(raw, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            system_setsockopt(raw, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         }
     }
 
@@ -61,9 +61,7 @@ public final class NetlinkSocket {
 
     /// Sends one request datagram whole.
     public func send(_ request: [UInt8]) throws(Errno) {
-        let sent = request.withUnsafeBytes { bytes in
-            retryingInterrupts { Glibc.send(descriptor.rawValue, bytes.baseAddress, bytes.count, 0) }
-        }
+        let sent = request.withUnsafeBytes { bytes in system_send(descriptor.rawValue, bytes.baseAddress, bytes.count, 0) }
         guard sent == request.count else { throw sent < 0 ? .current : Errno(rawValue: EMSGSIZE) }
     }
 
@@ -72,9 +70,7 @@ public final class NetlinkSocket {
     /// `Errno.noBufferSpace` says broadcasts were lost to a full queue; the next call goes on.
     public func receive(into buffer: inout [UInt8], wait: Bool = true) throws(Errno) -> Int {
         let flags = wait ? 0 : Int32(MSG_DONTWAIT)
-        let count = buffer.withUnsafeMutableBytes { bytes in
-            retryingInterrupts { recv(descriptor.rawValue, bytes.baseAddress, bytes.count, flags) }
-        }
+        let count = buffer.withUnsafeMutableBytes { bytes in system_recv(descriptor.rawValue, bytes.baseAddress, bytes.count, flags) }
         guard count >= 0 else { throw .current }
         return min(count, buffer.count)
     }

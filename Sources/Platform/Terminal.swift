@@ -24,20 +24,20 @@ public enum Terminal {
     }
 
     public static func isTerminal(_ descriptor: Int32) -> Bool {
-        isatty(descriptor) == 1
+        system_isatty(descriptor) == 1
     }
 
     /// Its size in cells, or nil when it is none (or reports 0 × 0).
     public static func size(of descriptor: Int32) -> (columns: Int, rows: Int)? {
         var size = winsize()
-        guard ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return nil }
+        guard system_ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return nil }
         return (Int(size.ws_col), Int(size.ws_row))
     }
 
     /// The input settings of the terminal on `descriptor`; nil when it is no terminal.
     public static func settings(of descriptor: Int32) -> Settings? {
         var value = termios()
-        guard isTerminal(descriptor), tcgetattr(descriptor, &value) == 0 else { return nil }
+        guard isTerminal(descriptor), system_tcgetattr(descriptor, &value) == 0 else { return nil }
         return Settings(value: value)
     }
 
@@ -45,6 +45,6 @@ public enum Terminal {
     /// and what was typed is dropped (`TCSAFLUSH`), else at once.
     public static func apply(_ settings: Settings, to descriptor: Int32, discardingInput: Bool) {
         var value = settings.value
-        _ = tcsetattr(descriptor, discardingInput ? TCSAFLUSH : TCSANOW, &value)
+        system_tcsetattr(descriptor, discardingInput ? TCSAFLUSH : TCSANOW, &value)
     }
 }
