@@ -29,9 +29,9 @@ public enum Subprocess {
         for signo in signals {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = forwardSignal
-            sigemptyset(&action.sa_mask)
+            system_sigemptyset(&action.sa_mask)
             action.sa_flags = SA_RESTART
-            sigaction(signo, &action, nil)
+            system_sigaction(signo, &action, nil)
         }
     }
 
@@ -40,36 +40,36 @@ public enum Subprocess {
     public static func run(_ command: [String], forwarded: [Int32]) -> Result<Termination, Errno> {
         guard let program = command.first else { return .failure(Errno(rawValue: ENOENT)) }
         var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
+        system_posix_spawnattr_init(&attributes)
+        defer { system_posix_spawnattr_destroy(&attributes) }
         var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signo in forwarded + [SIGPIPE] { sigaddset(&defaults, signo) }
+        system_sigemptyset(&defaults)
+        for signo in forwarded + [SIGPIPE] { system_sigaddset(&defaults, signo) }
         var noMask = sigset_t()
-        sigemptyset(&noMask)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setsigmask(&attributes, &noMask)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        system_sigemptyset(&noMask)
+        system_posix_spawnattr_setsigdefault(&attributes, &defaults)
+        system_posix_spawnattr_setsigmask(&attributes, &noMask)
+        system_posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         // The forwarded signals wait until the child's pid is known to the handler.
         var blocked = sigset_t()
-        sigemptyset(&blocked)
-        for signo in forwarded { sigaddset(&blocked, signo) }
+        system_sigemptyset(&blocked)
+        for signo in forwarded { system_sigaddset(&blocked, signo) }
         var previous = sigset_t()
-        pthread_sigmask(SIG_BLOCK, &blocked, &previous)
-        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        system_pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+        defer { system_pthread_sigmask(SIG_SETMASK, &previous, nil) }
 
-        var arguments: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-        defer { for argument in arguments { free(argument) } }
+        var arguments: [UnsafeMutablePointer<CChar>?] = command.map { system_strdup($0) } + [nil]
+        defer { for argument in arguments { system_free(argument) } }
         var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, program, nil, &attributes, &arguments, environ)
+        let spawned = system_posix_spawnp(&pid, program, nil, &attributes, &arguments, system_environ)
         guard spawned == 0 else { return .failure(Errno(rawValue: spawned)) }
         forwarding[0] = pid
-        if forwarding[1] != 0 { kill(pid, forwarding[1]) }
-        pthread_sigmask(SIG_SETMASK, &previous, nil)
+        if forwarding[1] != 0 { system_kill(pid, forwarding[1]) }
+        system_pthread_sigmask(SIG_SETMASK, &previous, nil)
 
         var status: Int32 = 0
-        let waited = retryingInterrupts { waitpid(pid, &status, 0) }
+        let waited = system_waitpid(pid, &status, 0)
         forwarding[0] = 0
         guard waited >= 0 else { return .failure(.current) }
         // WIFEXITED / WEXITSTATUS / WTERMSIG are macros Swift does not import.
@@ -91,7 +91,7 @@ nonisolated(unsafe) private let forwarding: UnsafeMutablePointer<Int32> = {
 
 private let forwardSignal: @convention(c) (Int32) -> Void = { signo in
     if forwarding[0] > 0 {
-        kill(forwarding[0], signo)
+        system_kill(forwarding[0], signo)
     } else {
         forwarding[1] = signo
     }

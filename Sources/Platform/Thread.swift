@@ -8,7 +8,7 @@ public struct PlatformThread: Sendable {
     private let raw: pthread_t
 
     /// The calling thread.
-    public static var current: PlatformThread { PlatformThread(raw: pthread_self()) }
+    public static var current: PlatformThread { PlatformThread(raw: system_pthread_self()) }
 
     /// Starts `body` on a new detached thread: nobody joins it, it ends when `body` returns.
     public static func detached(_ body: @escaping @Sendable () -> Void) throws(Errno) -> PlatformThread {
@@ -18,7 +18,7 @@ public struct PlatformThread: Sendable {
         }
         let context = Unmanaged.passRetained(Work(body)).toOpaque()
         var thread = pthread_t()
-        let started = pthread_create(&thread, nil, { context in
+        let started = system_pthread_create(&thread, nil, { context in
             guard let context else { return nil }
             Unmanaged<Work>.fromOpaque(context).takeRetainedValue().body()
             return nil
@@ -27,12 +27,12 @@ public struct PlatformThread: Sendable {
             Unmanaged<Work>.fromOpaque(context).release()
             throw Errno(rawValue: started)
         }
-        pthread_detach(thread)
+        system_pthread_detach(thread)
         return PlatformThread(raw: thread)
     }
 
     /// Whether the calling thread is this one.
-    public var isCurrent: Bool { pthread_equal(pthread_self(), raw) != 0 }
+    public var isCurrent: Bool { system_pthread_equal(system_pthread_self(), raw) != 0 }
 }
 
 /// A count that one thread waits on until another raises it: the door from an asynchronous
@@ -42,21 +42,21 @@ public final class Semaphore: @unchecked Sendable {
     private let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
 
     public init() {
-        sem_init(semaphore, 0, 0)
+        system_sem_init(semaphore, 0, 0)
     }
 
     deinit {
-        sem_destroy(semaphore)
+        system_sem_destroy(semaphore)
         semaphore.deallocate()
     }
 
     /// Raises the count by one, waking one waiter.
     public func signal() {
-        sem_post(semaphore)
+        system_sem_post(semaphore)
     }
 
     /// Waits until the count is above zero, then lowers it by one.
     public func wait() {
-        _ = retryingInterrupts { sem_wait(semaphore) }
+        system_sem_wait(semaphore)
     }
 }

@@ -12,7 +12,21 @@ var system_errno: Int32 {
     set { errno = newValue }
 }
 
+/// This process's environment, as a child is given it.
+var system_environ: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>! {
+    environ
+}
+
 @discardableResult
 func system_strerror(_ number: Int32) -> UnsafeMutablePointer<CChar>! {
     strerror(number)
+}
+
+@discardableResult
+func system_strdup(_ text: UnsafePointer<CChar>) -> UnsafeMutablePointer<CChar>! {
+    strdup(text)
+}
+
+func system_free(_ pointer: UnsafeMutableRawPointer?) {
+    free(pointer)
 }
