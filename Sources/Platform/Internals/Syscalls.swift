@@ -4,8 +4,9 @@ import Glibc
 
 // The C library's calls on descriptors, files, sockets, clocks and terminals, one wrapper each,
 // named after the call: the public types call these and never the C library, so every raw call
-// is in this folder. A wrapper whose call a signal can interrupt retries it, so no caller has to
-// remember to; the others are the call itself. Each result may be ignored, as the C call's may.
+// is in this folder (RepositoryTests' PlatformCallTests finds any made elsewhere in the layer).
+// A wrapper whose call a signal can interrupt retries it, so no caller has to remember to; the
+// others are the call itself. Each result may be ignored, as the C call's may.
 
 /// Every raw call of the platform layer that a signal can interrupt goes through here: EINTR is
 /// retried once, in one place, and any other failure comes back as its `Errno`.
