@@ -9,7 +9,8 @@ import Glibc
 // others are the call itself. Each result may be ignored, as the C call's may.
 
 /// Every raw call of the platform layer that a signal can interrupt goes through here: EINTR is
-/// retried once, in one place, and any other failure comes back as its `Errno`.
+/// retried, in this one place, until the call gives another answer; any other failure comes
+/// back as its `Errno`.
 @inline(__always)
 func retryingInterrupts<Result: BinaryInteger>(_ call: () -> Result) -> Result {
     while true {
