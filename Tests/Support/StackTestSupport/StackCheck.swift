@@ -225,6 +225,30 @@ extension Stack {
         for watcher in watchers { readStates(of: watcher) }
     }
 
+    /// The bus's descriptors less one for each connection, whether it has said Hello or is
+    /// still authenticating (the bus's own statistics count both). The churn's clients come and
+    /// go while this counts, so the descriptors are counted before and after the statistics and
+    /// the count is taken once the two agree.
+    private func busDescriptors(_ pid: Int32, _ probe: ServiceProbe) throws -> Int {
+        var descriptors = 0
+        for _ in 0..<50 {
+            let before = StackSampler.descriptors(of: pid)
+            let statistics = try probe.connection.call(
+                Message.methodCall(
+                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                    interface: "org.freedesktop.DBus.Debug.Stats", member: "GetStats")
+            ).arguments().first?.stringKeyedEntries ?? [:]
+            let connections = ["ActiveConnections", "IncompleteConnections"].reduce(0) { sum, key in
+                sum + Int(statistics[key]?.unwrapped?.uint32 ?? 0)
+            }
+            let after = StackSampler.descriptors(of: pid)
+            descriptors = after - connections
+            if before == after { break }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return descriptors
+    }
+
     /// The long-lived parts' processes now, for sampling: the service, the bus (less one
     /// descriptor for each connection it has), the bridge, the tray, the browser host, the
     /// shell's helper, the JSON watcher and GNOME Shell.
@@ -232,13 +256,7 @@ extension Stack {
         let probe = try ServiceProbe(address: bus.address)
         var processes = [StackSampler.Part("netactivityd", try serviceProcess())]
         if let pid = bus.pid {
-            let names = try probe.connection.call(
-                Message.methodCall(
-                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                    member: "ListNames")
-            ).arguments().first?.elements ?? []
-            let connections = names.filter { $0.string?.hasPrefix(":") == true }.count
-            processes.append(StackSampler.Part("dbus-daemon", pid, transientDescriptors: connections))
+            processes.append(StackSampler.Part("dbus-daemon", pid, descriptors: try busDescriptors(pid, probe)))
         }
         processes += [StackSampler.Part("bridge", bridge.pid), StackSampler.Part("tray", tray.pid)]
         if let host = try serviceActivities(probe).first(where: { $0.label == stalled.name })?.processID {

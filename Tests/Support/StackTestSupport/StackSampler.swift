@@ -35,18 +35,24 @@ public final class StackSampler {
 
     public init() {}
 
-    /// A long-lived part to sample: its name, its process and how many of its descriptors come
-    /// and go with its clients (the bus's: one a connection), which are not counted.
+    /// A long-lived part to sample: its name, its process and, where some of its descriptors
+    /// come and go with its clients (the bus's: one a connection), the count of the others,
+    /// which the caller made; otherwise the sampler counts them all.
     public struct Part: Sendable {
         public var name: String
         public var pid: Int32
-        public var transientDescriptors = 0
+        public var descriptors: Int?
 
-        public init(_ name: String, _ pid: Int32, transientDescriptors: Int = 0) {
+        public init(_ name: String, _ pid: Int32, descriptors: Int? = nil) {
             self.name = name
             self.pid = pid
-            self.transientDescriptors = transientDescriptors
+            self.descriptors = descriptors
         }
+    }
+
+    /// How many descriptors `pid` has open now.
+    public static func descriptors(of pid: Int32) -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count
     }
 
     /// Samples each of `parts` now.
@@ -63,8 +69,7 @@ public final class StackSampler {
                 if wall > 0 { percent = Double(nanoseconds &- last.nanoseconds) / 1e9 / wall * 100 }
             }
             cpu[name] = (pid, nanoseconds, now)
-            let descriptors = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count
-                - part.transientDescriptors
+            let descriptors = part.descriptors ?? Self.descriptors(of: pid)
             if samples[name] == nil { names.append(name) }
             samples[name, default: []].append(PartSample(
                 elapsed: elapsed, pid: pid, resident: Int(ProcessMemory.sample(pid).rss) * 1024,
