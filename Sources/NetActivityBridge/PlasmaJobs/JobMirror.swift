@@ -25,6 +25,7 @@ final class JobMirror {
     private var endedWhileAsking: Set<MirrorPlan.Key> = []
     private var states: MergedStates?
     private var activities: [MirrorPlan.Key: ActivityInfo] = [:]
+    private var lastSnapshot: IndicatorSnapshot?
     private var timer: (id: EventLoop.TimerID, deadline: ContinuousClock.Instant)?
     private let clock = ContinuousClock()
     /// How often the services' state is read at most: plasmashell is updated once a second per
@@ -70,7 +71,13 @@ final class JobMirror {
 
     // MARK: - Following
 
+    /// Judges the activities last seen again, when what `isOwn` knows changed.
+    func ownershipChanged() {
+        if let snapshot = lastSnapshot { follow(snapshot) }
+    }
+
     private func follow(_ snapshot: IndicatorSnapshot) {
+        lastSnapshot = snapshot
         var eligible: [MirrorPlan.Key: ActivityInfo] = [:]
         if snapshot.serviceAvailable {
             for activity in snapshot.activities where !isOwn(activity) && !browsers.showsItself(activity) {

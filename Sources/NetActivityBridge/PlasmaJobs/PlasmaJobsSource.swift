@@ -106,7 +106,9 @@ final class PlasmaJobsSource: BridgeSource {
             served?.removeAll()
             guard mirror?.owner != owner else { return }
             stopMirror(terminating: false)
-            let systemBridge = systemService.map { SystemBridgeProcess(bus: $0.busAddress, loop: context.loop) }
+            let systemBridge = systemService.map {
+                SystemBridgeProcess(bus: $0.busAddress, loop: context.loop) { [weak self] in self?.mirror?.ownershipChanged() }
+            }
             self.systemBridge = systemBridge
             mirror = JobMirror(
                 loop: context.loop, connection: connection, owner: owner, services: services,

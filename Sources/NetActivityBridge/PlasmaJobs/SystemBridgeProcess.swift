@@ -11,11 +11,17 @@ import DBus
 /// bus cannot be reached, no process is known and nothing is left out on its account.
 final class SystemBridgeProcess {
     /// The system-side bridge's process; nil while none runs, or before the bus answered.
-    private(set) var processID: UInt32?
+    private(set) var processID: UInt32? {
+        didSet { if processID != oldValue { changed() } }
+    }
+    /// Called on the loop when `processID` changes: the bus answers after the mirror has
+    /// judged what it already saw, so it judges again.
+    private let changed: () -> Void
     private var attached: AttachedConnection?
     private var follower: NameOwnerFollower?
 
-    init(bus: BusAddress, loop: EventLoop) {
+    init(bus: BusAddress, loop: EventLoop, changed: @escaping () -> Void) {
+        self.changed = changed
         guard let connection = try? Connection(bus) else { return }
         var follower: NameOwnerFollower?
         let attached = AttachedConnection(connection, on: loop) { message in follower?.handle(message) == true }
