@@ -69,22 +69,23 @@ echo "scratch-property: built in $SECONDS s" >&2
 # A private session bus (never the user's), the copy's service on it, and a reporter whose
 # transfer goes back from 600 to 200 bytes, held open while status reads.
 printed=$(dbus-run-session -- /usr/bin/python3 - "$bin" <<'EOF'
-import subprocess, sys, time
+import subprocess, sys
 from gi.repository import Gio, GLib
 bin = sys.argv[1]
 service = subprocess.Popen([f"{bin}/netactivityd"])
 try:
     bus = Gio.bus_get_sync(Gio.BusType.SESSION)
     name, path, interface = "io.github.netactivity.NetActivity1", "/io/github/netactivity/NetActivity1", "io.github.netactivity.NetActivity1"
-    def call(method, args, reply=None):
-        for attempt in range(100):
-            try:
-                return bus.call_sync(name, path, interface, method, args, reply, Gio.DBusCallFlags.NONE, 5000, None)
-            except GLib.Error as error:
-                if "ServiceUnknown" not in str(error) and "NameHasNoOwner" not in str(error):
-                    raise
-                time.sleep(0.05)
+    # Waits for the name to appear (the bus's NameOwnerChanged), or the service to end.
+    loop, appeared = GLib.MainLoop(), []
+    Gio.bus_watch_name_on_connection(bus, name, Gio.BusNameWatcherFlags.NONE, lambda *_: (appeared.append(True), loop.quit()), None)
+    GLib.child_watch_add(GLib.PRIORITY_DEFAULT, service.pid, lambda *_: loop.quit())
+    GLib.timeout_add_seconds(60, loop.quit)
+    loop.run()
+    if not appeared:
         raise SystemExit("the copy's netactivityd never took its name")
+    def call(method, args, reply=None):
+        return bus.call_sync(name, path, interface, method, args, reply, Gio.DBusCallFlags.NONE, 5000, None)
     (id,) = call("BeginActivity", GLib.Variant("(s)", ("scratch transfer",)), GLib.VariantType("(u)")).unpack()
     call("UpdateActivity", GLib.Variant("(utt)", (id, 600, 1000)))
     call("UpdateActivity", GLib.Variant("(utt)", (id, 200, 1000)))
