@@ -18,10 +18,21 @@ SECONDS=0
 
 # The repository as it is now, without what .gitignore names, made afresh each run so a file
 # removed here is gone there too; the times are kept, so an unchanged file is not rebuilt. tar,
-# not git: CI may hand over a tree with no .git.
+# not git: CI may hand over a tree with no .git. Each .gitignore line becomes a tar exclusion
+# (tar's own --exclude-vcs-ignores misses `dir/`): with a slash before its end it is anchored
+# at the top, as git anchors it; without, it matches at any depth.
+excludes=()
+while IFS= read -r pattern; do
+    [[ -z $pattern || $pattern == \#* ]] && continue
+    pattern=${pattern%/}
+    case $pattern in
+    /*) excludes+=("--exclude=.$pattern") ;;
+    */*) excludes+=("--exclude=./$pattern") ;;
+    *) excludes+=("--exclude=$pattern") ;;
+    esac
+done <"$repo/.gitignore"
 rm -rf "$copy" && mkdir -p "$copy"
-(cd "$repo" && tar -c --exclude-vcs --exclude=./.build --exclude=./.swiftpm --exclude='*.o' \
-    --exclude='./netactivity_*.deb' --exclude=./Benchmarks/.build .) | tar -x -C "$copy" ||
+(cd "$repo" && tar -c --exclude-vcs "${excludes[@]}" .) | tar -x -C "$copy" ||
     fail "cannot copy the repository into $copy"
 
 # replace FILE OLD NEW: OLD, which must be found once (or the doc's steps no longer match the
