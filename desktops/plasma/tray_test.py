@@ -218,6 +218,8 @@ def control(theme, name, icon, idle):
     wait_until(f"the {name} item to show {icon}", lambda: tray.get("IconName") == icon)
     picture = settled(f"{theme}-{name}", unlike=[ring], until=lambda p: blue_where_changed(p, idle) == 0)
     service("EndActivity", "(u)", (activity,))
+    # Ours first, then Plasma's: a failure says which side kept the item.
+    wait_until(f"the {name} item's Status Passive", lambda: tray.get("Status") == "Passive")
     wait_hidden(f"{theme}: the {name} item to be hidden", idle, f"{theme}-{name}-not-hidden")
     tray.stop()
     return picture
