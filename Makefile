@@ -118,10 +118,21 @@ TEST_PASSES := test-debug test-gnome test-asan test-tsan test-fuzz test-deb test
 ## waits (for buses, children, paced transfers) while a build keeps both cores busy, so the
 ## lanes overlap; no two builds ever go at once. Each lane step's output is printed when it
 ## ends. `make test-asan` and the others run one pass alone, its build first.
+##
+## The lanes go on after a failure until their running steps end, so the failing step's output is
+## seldom the last one printed; on a failure the whole output is kept in .build/make-test.log and
+## its failing lines are printed again at the end, where a CI log's tail shows them.
+TEST_LOG := .build/make-test.log
+TEST_FAILURE_LINES := ✘|^make\[[0-9]+\]: \*\*\* \[|FAILED|error:|Assertion|Fatal error|ERROR: .*Sanitizer
 test: deps
-	@SECONDS=0; \
-	$(MAKE) --no-print-directory -j3 --output-sync=target $(addprefix lane-,$(TEST_PASSES)) lane-test-waiting; \
-	echo "make test: every pass passed in $$SECONDS s"
+	@SECONDS=0; mkdir -p $(dir $(TEST_LOG)); \
+	if $(MAKE) --no-print-directory -j3 --output-sync=target $(addprefix lane-,$(TEST_PASSES)) lane-test-waiting 2>&1 | tee $(TEST_LOG); then \
+		echo "make test: every pass passed in $$SECONDS s"; \
+	else \
+		echo "make test: failed after $$SECONDS s; the failing lines (all of it in $(TEST_LOG)):"; \
+		grep -E '$(TEST_FAILURE_LINES)' $(TEST_LOG) | cut -c1-400 | head -n 80 || true; \
+		exit 1; \
+	fi
 
 # The build lane, one after another.
 lane-build-debug: deps
