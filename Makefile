@@ -123,14 +123,18 @@ TEST_PASSES := test-debug test-gnome test-asan test-tsan test-fuzz test-deb test
 ## seldom the last one printed; on a failure the whole output is kept in .build/make-test.log and
 ## its failing lines are printed again at the end, where a CI log's tail shows them.
 TEST_LOG := .build/make-test.log
-TEST_FAILURE_LINES := ✘|^make\[[0-9]+\]: \*\*\* \[|FAILED|error:|Assertion|Fatal error|ERROR: .*Sanitizer
+## What marks a failing line: Swift Testing's ✘ (with the ↳ lines that detail it), XCTest's and
+## the compiler's `: error:`, a failing make step, the desktop tests' FAILED, a crash, a
+## sanitizer's report.
+TEST_FAILURE_LINES := ^✘|: error: |^error: |^make\[[0-9]+\]: \*\*\* \[|FAILED|Fatal error|^ERROR: .*Sanitizer
 test: deps
 	@SECONDS=0; mkdir -p $(dir $(TEST_LOG)); \
 	if $(MAKE) --no-print-directory -j3 --output-sync=target $(addprefix lane-,$(TEST_PASSES)) lane-test-waiting 2>&1 | tee $(TEST_LOG); then \
 		echo "make test: every pass passed in $$SECONDS s"; \
 	else \
 		echo "make test: failed after $$SECONDS s; the failing lines (all of it in $(TEST_LOG)):"; \
-		grep -E '$(TEST_FAILURE_LINES)' $(TEST_LOG) | cut -c1-400 | head -n 80 || true; \
+		awk 'n == 80 { exit } /$(TEST_FAILURE_LINES)/ { print substr($$0, 1, 400); n++; detail = /^✘/; next } \
+			detail && /^↳/ { print substr($$0, 1, 400); n++; next } { detail = 0 }' $(TEST_LOG); \
 		exit 1; \
 	fi
 
