@@ -58,16 +58,21 @@ func system_poll(_ descriptors: UnsafeMutablePointer<pollfd>?, _ count: nfds_t, 
     retryingInterrupts { poll(descriptors, count, timeout) }
 }
 
-/// Looked up on each call, for the reason `FileDescriptor.watching(process:)` gives; where glibc
-/// lacks it, it fails as the kernel would without it, with ENOSYS.
+/// glibc's `pidfd_open`, looked up at run time (once) for the reason
+/// `FileDescriptor.watching(process:)` gives.
+private let pidfdOpenFunction: (@convention(c) (pid_t, UInt32) -> Int32)? =
+    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open").map {
+        unsafeBitCast($0, to: (@convention(c) (pid_t, UInt32) -> Int32).self)
+    }
+
+/// Where glibc lacks `pidfd_open`, fails as the kernel would without it, with ENOSYS.
 @discardableResult
 func system_pidfd_open(_ pid: pid_t, _ flags: UInt32) -> Int32 {
-    typealias Function = @convention(c) (pid_t, UInt32) -> Int32
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open") else {
+    guard let pidfdOpen = pidfdOpenFunction else {
         system_errno = ENOSYS
         return -1
     }
-    return unsafeBitCast(symbol, to: Function.self)(pid, flags)
+    return pidfdOpen(pid, flags)
 }
 
 // MARK: - Directories and paths
