@@ -73,8 +73,11 @@ import Glibc
         let host = try #require(shown["ProcessID"]?.uint32.map { Int32(bitPattern: $0) })
         kill(host, SIGKILL)
         try waitUntil("the killed host (pid \(host)) to go") { HeadlessBrowser.hasGone(host) }
-        let again = try browser.waitForActivity(file.name, "to show again from a new host", timeout: .seconds(15)) {
-            $0["ProcessID"]?.uint32.map { Int32(bitPattern: $0) } != host
+        // The new host begins the activity, and reports its bytes once the id has come back: a
+        // round trip during which the activity shows 0 of an unknown size. The download is
+        // stalled, so a host that lost the bytes never reports them and this times out.
+        let again = try browser.waitForActivity(file.name, "to show again from a new host, with its bytes", timeout: .seconds(15)) {
+            $0["ProcessID"]?.uint32.map { Int32(bitPattern: $0) } != host && ($0["Completed"]?.uint64 ?? 0) > 0
         }
         #expect((again["Completed"]?.uint64 ?? 0) >= 128 * 1024, "its bytes, not 0: \(again)")
         #expect(again["Total"]?.uint64 == 8 << 20)
