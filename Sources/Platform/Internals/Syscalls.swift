@@ -58,12 +58,12 @@ func system_poll(_ descriptors: UnsafeMutablePointer<pollfd>?, _ count: nfds_t, 
     retryingInterrupts { poll(descriptors, count, timeout) }
 }
 
+private typealias PidfdOpen = @convention(c) (pid_t, UInt32) -> Int32
+
 /// glibc's `pidfd_open`, looked up at run time (once) for the reason
 /// `FileDescriptor.watching(process:)` gives.
-private let pidfdOpenFunction: (@convention(c) (pid_t, UInt32) -> Int32)? =
-    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open").map {
-        unsafeBitCast($0, to: (@convention(c) (pid_t, UInt32) -> Int32).self)
-    }
+private let pidfdOpenFunction: PidfdOpen? =
+    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open").map { unsafeBitCast($0, to: PidfdOpen.self) }
 
 /// Where glibc lacks `pidfd_open`, fails as the kernel would without it, with ENOSYS.
 @discardableResult
