@@ -145,9 +145,9 @@ def main():
     plasma_session.start_session(before_plasmashell)
     monitor, bridge = state["monitor"], state["bridge"]
     shell = plasma_session.shell
-    # plasmashell takes the names when its tray's notifications applet makes its job model: 5 s
-    # into a session alone, but once more than 30 s while other desktops of the matrix drew
-    # beside it on the same two cores.
+    # plasmashell takes the names when its tray's notifications applet makes its job model:
+    # soon in a session alone, many times later while the matrix's other desktops draw beside
+    # it on the same cores (docs/development.md, the desktop matrix).
     wait_until("plasmashell to take org.kde.JobViewServer and org.kde.kuiserver from the bridge",
                lambda: owner_pid("org.kde.JobViewServer") == shell.pid == owner_pid("org.kde.kuiserver"), timeout=90)
     log(f"plasmashell owns the job server; the session took {time.monotonic() - began:.1f} s")
